@@ -1,0 +1,84 @@
+"""Atomic outputs: write to a temporary name next to the target, rename when complete.
+
+A crash or a user error never leaves a half-written file or bag directory behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rc_sim_description.errors import OutputError
+
+__all__ = ['atomic_write_text', 'atomic_output_file', 'atomic_output_dir', 'check_output_path']
+
+
+def check_output_path(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Validate an output path before long work starts; returns it as a Path.
+
+    Raises OutputError when it exists (unless ``force``) or its parent is missing or not writable.
+    """
+    out = Path(path)
+    if out.exists() and not force:
+        raise OutputError(f'{out} exists already (use --force to overwrite)')
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise OutputError(f'{out}: parent directory {parent} does not exist')
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f'{out}: directory {parent} is not writable')
+    return out
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file in the same directory, then rename)."""
+    with atomic_output_file(path) as tmp:
+        tmp.write_text(text, encoding='utf-8')
+
+
+@contextmanager
+def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success it replaces ``path``, on error it is removed."""
+    target = Path(path)
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise OutputError(f'{target}: parent directory {parent} does not exist')
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent)
+    except OSError as exc:
+        raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+@contextmanager
+def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Iterator[Path]:
+    """Yield a fresh temporary directory path (not yet created) next to ``path``.
+
+    On success it is renamed to ``path`` (replacing an existing one only with ``force``); on any error
+    it is deleted, so a partial output directory (e.g. a bag) is never left behind.
+    """
+    target = check_output_path(path, force=force)
+    parent = target.resolve().parent
+    tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
+    tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves
+    try:
+        yield tmp
+        if target.exists():
+            if target.is_dir():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

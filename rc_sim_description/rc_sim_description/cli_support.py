@@ -1,0 +1,58 @@
+"""Shared CLI plumbing: one-line errors, quiet-off-terminal progress bars."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rc_sim_description.errors import RcSimError
+
+__all__ = ['run_cli', 'progress', 'is_interactive']
+
+
+def is_interactive() -> bool:
+    """True on a terminal outside CI: progress bars are shown only then."""
+    return sys.stderr.isatty() and not os.environ.get('CI')
+
+
+def run_cli(main: Callable[[], int]) -> int:
+    """Run ``main``; user errors become ``error: <one line>`` on stderr and exit status 2."""
+    try:
+        return main()
+    except RcSimError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print('error: interrupted', file=sys.stderr)
+        return 130
+
+
+class _Progress:
+    def __init__(self, bar: Any, task: Any) -> None:
+        self._bar, self._task = bar, task
+
+    def advance(self, amount: float = 1.0) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=amount)
+
+    def update(self, completed: float) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=completed)
+
+
+@contextmanager
+def progress(description: str, total: float) -> Iterator[_Progress]:
+    """A rich progress bar on a terminal; a no-op in CI or when output is piped."""
+    if not is_interactive():
+        yield _Progress(None, None)
+        return
+    from rich.progress import BarColumn, Progress, TimeRemainingColumn
+
+    with Progress('[progress.description]{task.description}', BarColumn(),
+                  '[progress.percentage]{task.percentage:>3.0f}%', TimeRemainingColumn(),
+                  transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield _Progress(bar, task)

@@ -1,0 +1,26 @@
+"""User-facing error types shared by every rc-sim package.
+
+Every error a user can cause (bad file, bad argument, bad bag) is raised as an :class:`RcSimError`
+subclass whose message is one line naming the culprit. CLIs print it as ``error: <message>`` and exit
+non-zero; nothing else prints a traceback to a user.
+"""
+
+from __future__ import annotations
+
+__all__ = ['RcSimError', 'VehicleParamsError', 'ConfigError', 'OutputError']
+
+
+class RcSimError(Exception):
+    """Base class for errors caused by user input; the message is one line naming the culprit."""
+
+
+class VehicleParamsError(RcSimError):
+    """vehicle.yaml (or an override file) is missing, malformed or physically impossible."""
+
+
+class ConfigError(RcSimError):
+    """A configuration file or argument other than vehicle.yaml is invalid."""
+
+
+class OutputError(RcSimError):
+    """An output path cannot be written (exists, not writable, parent missing)."""

@@ -1,0 +1,567 @@
+"""Typed, validated vehicle parameters loaded from ``config/vehicle.yaml`` (the one source of truth).
+
+The YAML has one mapping per section (``geometry``, ``mass_properties``, ...); each section maps onto a
+frozen dataclass below. Every field carries its unit, meaning and range check in its metadata, so the
+loader, the documentation (``docs/vehicle_parameters.md``) and the override writer share one schema.
+Leaf key names are unique across sections, so a parameter can be named by its leaf alone
+(``wheelbase``, ``steering_gain``) on command lines and in calibration results.
+
+Errors are one line: ``<file>: <section>.<key>: <problem>`` (:class:`VehicleParamsError`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from rc_sim_description.errors import VehicleParamsError
+from rc_sim_description.paths import share_path
+
+__all__ = [
+    'DriveParams',
+    'FrictionParams',
+    'GeometryParams',
+    'MassParams',
+    'PacejkaCoefficients',
+    'SensorParams',
+    'SteeringParams',
+    'TimingParams',
+    'TyreParams',
+    'VehicleParams',
+    'default_vehicle_yaml',
+    'dump_override',
+    'leaf_keys',
+    'load_vehicle_params',
+    'section_of',
+]
+
+TYRE_MODELS = ('linear', 'fiala', 'pacejka')
+
+Check = Callable[[Any], str | None]
+
+
+# --------------------------------------------------------------------------- field checks
+def _positive(v: float) -> str | None:
+    return None if v > 0 else f'must be > 0, got {v!r}'
+
+
+def _non_negative(v: float) -> str | None:
+    return None if v >= 0 else f'must be >= 0, got {v!r}'
+
+
+def _half_pi_open(v: float) -> str | None:
+    return None if 0 < v < math.pi / 2 else f'must be in (0, pi/2) rad, got {v!r}'
+
+
+def _fov(v: float) -> str | None:
+    return None if 0 < v <= 2 * math.pi else f'must be in (0, 2*pi] rad, got {v!r}'
+
+
+def _probability_like(v: float) -> str | None:
+    return None if 0 <= v <= 10 else f'must be in [0, 10], got {v!r}'
+
+
+def _latency(v: float) -> str | None:
+    return None if 0 <= v <= 1.0 else f'must be in [0, 1] s, got {v!r}'
+
+
+def _tyre_model(v: str) -> str | None:
+    return None if v in TYRE_MODELS else f'must be one of {", ".join(TYRE_MODELS)}, got {v!r}'
+
+
+def _unit_vector3(v: tuple[float, ...]) -> str | None:
+    if len(v) != 3:
+        return f'must be a list of 3 numbers, got {len(v)}'
+    norm = math.sqrt(sum(c * c for c in v))
+    return None if abs(norm - 1.0) < 1e-6 else f'must be a unit vector, got norm {norm:.6g}'
+
+
+def _p(unit: str, doc: str, check: Check | None = None, *, nullable: bool = False) -> Any:
+    """Dataclass field with schema metadata (unit, description, range check)."""
+    return field(metadata={'unit': unit, 'doc': doc, 'check': check, 'nullable': nullable})
+
+
+# --------------------------------------------------------------------------- sections
+@dataclass(frozen=True)
+class GeometryParams:
+    """Chassis and wheel geometry; base_link is the rear axle centre at axle height (REP 103)."""
+
+    wheelbase: float = _p('m', 'Front to rear axle distance L = lf + lr.', _positive)
+    cg_to_front_axle: float = _p('m', 'lf: centre of mass to front axle (lr = L - lf).', _positive)
+    cg_height: float = _p('m', 'Centre of mass height above the ground.', _positive)
+    track_width: float = _p('m', 'Distance between left and right wheel centres W.', _positive)
+    wheel_radius: float = _p('m', 'Wheel radius r.', _positive)
+    wheel_width: float = _p('m', 'Wheel width.', _positive)
+    chassis_length: float = _p('m', 'Chassis box length (x).', _positive)
+    chassis_width: float = _p('m', 'Chassis box width (y).', _positive)
+    chassis_height: float = _p('m', 'Chassis box height (z).', _positive)
+    chassis_ground_clearance: float = _p('m', 'Bottom of the chassis box above the ground.',
+                                         _non_negative)
+
+    @property
+    def cg_to_rear_axle(self) -> float:
+        """lr = L - lf [m]."""
+        return self.wheelbase - self.cg_to_front_axle
+
+
+@dataclass(frozen=True)
+class MassParams:
+    """Masses and principal inertias about the centre of mass."""
+
+    mass: float = _p('kg', 'Total vehicle mass m.', _positive)
+    yaw_inertia: float = _p('kg m^2', 'Whole-vehicle Izz about the centre of mass.', _positive)
+    roll_inertia: float | None = _p(
+        'kg m^2', 'Ixx about the centre of mass; null: chassis box scaled to yaw_inertia.',
+        _positive, nullable=True)
+    pitch_inertia: float | None = _p(
+        'kg m^2', 'Iyy about the centre of mass; null: chassis box scaled to yaw_inertia.',
+        _positive, nullable=True)
+    wheel_mass: float = _p('kg', 'Mass of one wheel (part of mass).', _positive)
+    steering_hinge_mass: float = _p('kg', 'Mass of one steering knuckle (part of mass).', _positive)
+
+
+@dataclass(frozen=True)
+class FrictionParams:
+    """Ground contact friction of the wheels (gz/ODE-style mu1, mu2, fdir1)."""
+
+    mu1: float = _p('-', 'Friction coefficient along fdir1.', _probability_like)
+    mu2: float = _p('-', 'Friction coefficient perpendicular to fdir1.', _probability_like)
+    fdir1: tuple[float, float, float] = _p('-', 'First friction direction in the wheel link frame.',
+                                           _unit_vector3)
+
+
+@dataclass(frozen=True)
+class SteeringParams:
+    """Front steering: limits, trim and the hinge servo (gz JointPositionController) gains."""
+
+    max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _half_pi_open)
+    max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', _positive)
+    steering_gain: float = _p('-', 'Trim: delta = steering_gain * delta_cmd + steering_offset.',
+                              _positive)
+    steering_offset: float = _p('rad', 'Trim offset added to the commanded angle.')
+    servo_p_gain: float = _p('N m/rad', 'Hinge position PID proportional gain.', _non_negative)
+    servo_i_gain: float = _p('N m/(rad s)', 'Hinge position PID integral gain.', _non_negative)
+    servo_d_gain: float = _p('N m s/rad', 'Hinge position PID derivative gain.', _non_negative)
+    servo_i_max: float = _p('N m', 'Hinge PID integrator clamp.', _non_negative)
+    servo_max_torque: float = _p('N m', 'Hinge PID output saturation and joint effort limit.',
+                                 _positive)
+
+
+@dataclass(frozen=True)
+class DriveParams:
+    """Rear drive: wheel speed limit and the wheel velocity loop (gz JointController) gains."""
+
+    max_wheel_speed: float = _p('rad/s', 'Rear wheel angular speed limit.', _positive)
+    wheel_p_gain: float = _p('N m s/rad', 'Wheel speed PID proportional gain.', _non_negative)
+    wheel_i_gain: float = _p('N m/rad', 'Wheel speed PID integral gain.', _non_negative)
+    wheel_d_gain: float = _p('N m s^2/rad', 'Wheel speed PID derivative gain.', _non_negative)
+    wheel_i_max: float = _p('N m', 'Wheel PID integrator clamp.', _non_negative)
+    wheel_max_torque: float = _p('N m', 'Wheel PID output saturation and joint effort limit.',
+                                 _positive)
+
+
+@dataclass(frozen=True)
+class TimingParams:
+    """Pure delays of the command chain."""
+
+    command_latency: float = _p('s', 'Pure delay between a command and the actuators.', _latency)
+
+
+@dataclass(frozen=True)
+class PacejkaCoefficients:
+    """Magic Formula y = D sin(C atan(B x - E (B x - atan(B x)))), force = Fz * y (D is a mu)."""
+
+    B: float = _p('-', 'Stiffness factor.', _positive)
+    C: float = _p('-', 'Shape factor.', _positive)
+    D: float = _p('-', 'Peak factor (friction coefficient; force = Fz * D at the peak).', _positive)
+    E: float = _p('-', 'Curvature factor (E <= 1).')
+
+
+@dataclass(frozen=True)
+class TyreParams:
+    """Tyre model of the embedded single-track engine."""
+
+    tyre_model: str = _p('-', 'Lateral tyre model: linear | fiala | pacejka.', _tyre_model)
+    cornering_stiffness_front: float = _p('N/rad', 'Front axle cornering stiffness C_f.', _positive)
+    cornering_stiffness_rear: float = _p('N/rad', 'Rear axle cornering stiffness C_r.', _positive)
+    pacejka_lateral: PacejkaCoefficients = _p('-', 'Magic Formula on the slip angle [rad].')
+    pacejka_longitudinal: PacejkaCoefficients = _p('-', 'Magic Formula on the slip ratio [-].')
+
+
+@dataclass(frozen=True)
+class SensorParams:
+    """2D lidar and IMU: mount poses in base_link and sensor specs."""
+
+    lidar_mount_x: float = _p('m', 'Lidar origin x in base_link.')
+    lidar_mount_y: float = _p('m', 'Lidar origin y in base_link.')
+    lidar_mount_z: float = _p('m', 'Lidar origin z in base_link.')
+    lidar_mount_yaw: float = _p('rad', 'Lidar yaw in base_link.')
+    lidar_samples: int = _p('-', 'Beams per scan.', _positive)
+    lidar_fov: float = _p('rad', 'Field of view, centred on the lidar x axis.', _fov)
+    lidar_range_min: float = _p('m', 'Minimum range.', _non_negative)
+    lidar_range_max: float = _p('m', 'Maximum range.', _positive)
+    lidar_range_resolution: float = _p('m', 'Range resolution.', _non_negative)
+    lidar_update_rate: float = _p('Hz', 'Scan rate.', _positive)
+    imu_mount_x: float = _p('m', 'IMU origin x in base_link.')
+    imu_mount_y: float = _p('m', 'IMU origin y in base_link.')
+    imu_mount_z: float = _p('m', 'IMU origin z in base_link.')
+    imu_update_rate: float = _p('Hz', 'IMU rate.', _positive)
+
+    @property
+    def lidar_angle_min(self) -> float:
+        """First beam angle in the lidar frame [rad]."""
+        return -0.5 * self.lidar_fov
+
+    @property
+    def lidar_angle_max(self) -> float:
+        """Last beam angle in the lidar frame [rad]."""
+        return 0.5 * self.lidar_fov
+
+    @property
+    def lidar_angle_increment(self) -> float:
+        """Angle between beams, fov / (samples - 1) as gz computes it [rad]."""
+        return self.lidar_fov / max(self.lidar_samples - 1, 1)
+
+
+@dataclass(frozen=True)
+class VehicleParams:
+    """The whole vehicle; ``source`` names the file(s) it came from."""
+
+    geometry: GeometryParams
+    mass_properties: MassParams
+    friction: FrictionParams
+    steering: SteeringParams
+    drive: DriveParams
+    timing: TimingParams
+    tyres: TyreParams
+    sensors: SensorParams
+    source: str = 'vehicle.yaml'
+
+    # --- derived quantities (one formula each, used by every package)
+    @property
+    def min_turning_radius(self) -> float:
+        """Rear-axle turning radius at full lock, R_min = L / tan(delta_max) [m]."""
+        return self.geometry.wheelbase / math.tan(self.steering.max_steering_angle)
+
+    @property
+    def max_speed(self) -> float:
+        """Speed at the wheel speed limit, v_max = omega_max * r [m/s]."""
+        return self.drive.max_wheel_speed * self.geometry.wheel_radius
+
+    @property
+    def chassis_mass(self) -> float:
+        """Mass of the chassis link: m - 4 m_wheel - 2 m_hinge [kg]."""
+        m = self.mass_properties
+        return m.mass - 4.0 * m.wheel_mass - 2.0 * m.steering_hinge_mass
+
+    @property
+    def principal_inertias(self) -> tuple[float, float, float]:
+        """(Ixx, Iyy, Izz) of the whole vehicle about its centre of mass [kg m^2].
+
+        Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12, Iyy = m(l^2+h^2)/12)
+        of the chassis dimensions whose length and width are scaled by s so that its Izz =
+        m s^2 (l^2+w^2)/12 equals yaw_inertia; the result is a real box, so it is physically valid.
+        """
+        return _principal_inertias(self.geometry, self.mass_properties)
+
+    @property
+    def chassis_link_inertia(self) -> tuple[float, float, float]:
+        """(Ixx, Iyy, Izz) written on the URDF chassis link: vehicle inertias * chassis_mass / mass."""
+        k = self.chassis_mass / self.mass_properties.mass
+        ixx, iyy, izz = self.principal_inertias
+        return ixx * k, iyy * k, izz * k
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested plain-data mapping with the YAML layout."""
+        return {f.name: _section_to_dict(getattr(self, f.name)) for f in fields(self)
+                if f.name != 'source'}
+
+    def leaf_values(self) -> dict[str, Any]:
+        """Flat mapping leaf key -> value (leaf names are unique across sections)."""
+        out: dict[str, Any] = {}
+        for section in self.to_dict().values():
+            out.update(section)
+        return out
+
+    def with_values(self, **leaf_values: Any) -> VehicleParams:
+        """Copy with some leaf values replaced (validated like a file override)."""
+        return _build(_merge(self.to_dict(), _nest(leaf_values, f'{self.source} (override)')),
+                      f'{self.source} (override)')
+
+
+SECTIONS: dict[str, type] = {
+    'geometry': GeometryParams,
+    'mass_properties': MassParams,
+    'friction': FrictionParams,
+    'steering': SteeringParams,
+    'drive': DriveParams,
+    'timing': TimingParams,
+    'tyres': TyreParams,
+    'sensors': SensorParams,
+}
+
+
+def _principal_inertias(g: GeometryParams, m: MassParams) -> tuple[float, float, float]:
+    izz = m.yaw_inertia
+    box_izz = m.mass * (g.chassis_length ** 2 + g.chassis_width ** 2) / 12.0
+    s2 = izz / box_izz
+    ixx = m.roll_inertia if m.roll_inertia is not None else (
+        m.mass * (s2 * g.chassis_width ** 2 + g.chassis_height ** 2) / 12.0)
+    iyy = m.pitch_inertia if m.pitch_inertia is not None else (
+        m.mass * (s2 * g.chassis_length ** 2 + g.chassis_height ** 2) / 12.0)
+    return ixx, iyy, izz
+
+
+def _section_to_dict(section: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields(section):
+        v = getattr(section, f.name)
+        if isinstance(v, PacejkaCoefficients):
+            v = {k.name: getattr(v, k.name) for k in fields(v)}
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[f.name] = v
+    return out
+
+
+# --------------------------------------------------------------------------- schema helpers
+def leaf_keys() -> dict[str, str]:
+    """Mapping leaf key -> section name for every parameter."""
+    return {f.name: s for s, cls in SECTIONS.items() for f in fields(cls)}
+
+
+def section_of(key: str) -> str:
+    """Section of a leaf key; raises :class:`VehicleParamsError` for an unknown key."""
+    keys = leaf_keys()
+    if key not in keys:
+        raise VehicleParamsError(f'unknown vehicle parameter {key!r}{_suggest(key, keys)}')
+    return keys[key]
+
+
+def _suggest(key: str, candidates: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, list(candidates), n=1)
+    return f' (did you mean {close[0]!r}?)' if close else ''
+
+
+def _nest(leaf_values: Mapping[str, Any], source: str) -> dict[str, Any]:
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in leaf_values.items():
+        try:
+            nested.setdefault(section_of(key), {})[key] = value
+        except VehicleParamsError as exc:
+            raise VehicleParamsError(f'{source}: {exc}') from None
+    return nested
+
+
+# --------------------------------------------------------------------------- loading
+def default_vehicle_yaml() -> Path:
+    """Path of the installed (or source-tree) ``config/vehicle.yaml``; ``RC_SIM_VEHICLE_YAML`` overrides."""
+    env = os.environ.get('RC_SIM_VEHICLE_YAML')
+    if env:
+        return Path(env)
+    return share_path('config/vehicle.yaml')
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding='utf-8')
+    except FileNotFoundError:
+        raise VehicleParamsError(f'{path}: file not found') from None
+    except OSError as exc:
+        raise VehicleParamsError(f'{path}: cannot read ({exc.strerror})') from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, 'problem_mark', None)
+        where = f' at line {mark.line + 1}' if mark is not None else ''
+        problem = getattr(exc, 'problem', None) or 'invalid YAML'
+        raise VehicleParamsError(f'{path}: malformed YAML{where}: {problem}') from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise VehicleParamsError(f'{path}: top level must be a mapping of sections, '
+                                 f'got {type(data).__name__}')
+    return data
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _check_known(data: Mapping[str, Any], source: str, *, require_all: bool) -> None:
+    for section, body in data.items():
+        if section not in SECTIONS:
+            raise VehicleParamsError(f'{source}: unknown section {section!r}'
+                                     f'{_suggest(str(section), SECTIONS)}')
+        if not isinstance(body, dict):
+            raise VehicleParamsError(f'{source}: {section}: must be a mapping, '
+                                     f'got {type(body).__name__}')
+        names = {f.name for f in fields(SECTIONS[section])}
+        for key in body:
+            if key not in names:
+                where = leaf_keys().get(str(key))
+                hint = f' (it belongs in section {where!r})' if where else _suggest(str(key), names)
+                raise VehicleParamsError(f'{source}: {section}.{key}: unknown key{hint}')
+    if require_all:
+        for section in SECTIONS:
+            if section not in data:
+                raise VehicleParamsError(f'{source}: {section}: missing section')
+
+
+_T = TypeVar('_T')
+
+
+def _convert(value: Any, annotation: str, where: str) -> Any:
+    ann = annotation.replace(' ', '')
+    nullable = ann.endswith('|None')
+    base = ann.removesuffix('|None')
+    if value is None:
+        if nullable:
+            return None
+        raise VehicleParamsError(f'{where}: must be a number, got null')
+    if base == 'float':
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise VehicleParamsError(f'{where}: must be a number, got {type(value).__name__} '
+                                     f'{value!r}')
+        if not math.isfinite(value):
+            raise VehicleParamsError(f'{where}: must be finite, got {value!r}')
+        return float(value)
+    if base == 'int':
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise VehicleParamsError(f'{where}: must be an integer, got {type(value).__name__} '
+                                     f'{value!r}')
+        return value
+    if base == 'str':
+        if not isinstance(value, str):
+            raise VehicleParamsError(f'{where}: must be a string, got {type(value).__name__}')
+        return value
+    if base.startswith('tuple['):
+        if not isinstance(value, (list, tuple)):
+            raise VehicleParamsError(f'{where}: must be a list of numbers, '
+                                     f'got {type(value).__name__}')
+        return tuple(_convert(v, 'float', f'{where}[{i}]') for i, v in enumerate(value))
+    if base == 'PacejkaCoefficients':
+        if not isinstance(value, dict):
+            raise VehicleParamsError(f'{where}: must be a mapping with keys B, C, D, E')
+        return _build_section(PacejkaCoefficients, value, where)
+    raise AssertionError(f'unsupported annotation {annotation}')  # pragma: no cover
+
+
+def _build_section(cls: type[_T], body: Mapping[str, Any], where: str) -> _T:
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    for key in body:
+        if key not in names:
+            raise VehicleParamsError(f'{where}.{key}: unknown key{_suggest(str(key), names)}')
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        key_where = f'{where}.{f.name}'
+        if f.name not in body:
+            raise VehicleParamsError(f'{key_where}: missing key')
+        value = _convert(body[f.name], str(f.type), key_where)
+        check = f.metadata.get('check')
+        if check is not None and value is not None:
+            problem = check(value)
+            if problem:
+                raise VehicleParamsError(f'{key_where}: {problem}')
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _cross_checks(p: VehicleParams) -> None:
+    src, g, m, s = p.source, p.geometry, p.mass_properties, p.sensors
+
+    def fail(key: str, problem: str) -> None:
+        raise VehicleParamsError(f'{src}: {key}: {problem}')
+
+    if not g.cg_to_front_axle < g.wheelbase:
+        fail('geometry.cg_to_front_axle',
+             f'must be < wheelbase ({g.wheelbase}), got {g.cg_to_front_axle}')
+    if not g.cg_height < g.chassis_ground_clearance + g.chassis_height + 1.0:
+        fail('geometry.cg_height', f'implausibly high ({g.cg_height} m)')
+    if p.chassis_mass <= 0:
+        fail('mass_properties.mass',
+             f'must exceed 4*wheel_mass + 2*steering_hinge_mass, got {m.mass}')
+    if abs(p.steering.steering_offset) >= p.steering.max_steering_angle:
+        fail('steering.steering_offset', 'magnitude must be below max_steering_angle')
+    ixx, iyy, izz = p.principal_inertias
+    for name, a, b, c in (('roll_inertia', ixx, iyy, izz), ('pitch_inertia', iyy, ixx, izz),
+                          ('yaw_inertia', izz, ixx, iyy)):
+        if a > b + c + 1e-12:
+            fail(f'mass_properties.{name}',
+                 f'violates the triangle inequality ({a:.6g} > {b:.6g} + {c:.6g})')
+    if not s.lidar_range_min < s.lidar_range_max:
+        fail('sensors.lidar_range_min', f'must be < lidar_range_max ({s.lidar_range_max})')
+    if s.lidar_range_resolution >= s.lidar_range_max - s.lidar_range_min:
+        fail('sensors.lidar_range_resolution', 'must be smaller than the range span')
+    for key in ('pacejka_lateral', 'pacejka_longitudinal'):
+        e = getattr(p.tyres, key).E
+        if e > 1.0:
+            fail(f'tyres.{key}.E', f'must be <= 1, got {e}')
+
+
+def _build(data: Mapping[str, Any], source: str) -> VehicleParams:
+    _check_known(data, source, require_all=True)
+    sections = {name: _build_section(cls, data[name], f'{source}: {name}')
+                for name, cls in SECTIONS.items()}
+    params = VehicleParams(source=source, **sections)
+    _cross_checks(params)
+    return params
+
+
+def load_vehicle_params(path: str | os.PathLike[str] | None = None,
+                        overrides: Iterable[str | os.PathLike[str]] = ()) -> VehicleParams:
+    """Load and validate vehicle parameters.
+
+    Args:
+        path: full vehicle.yaml (default: the installed one, see :func:`default_vehicle_yaml`).
+        overrides: partial YAML files with the same sections, merged in order over ``path``.
+
+    Raises:
+        VehicleParamsError: one line naming the file and the key.
+    """
+    base = Path(path) if path is not None else default_vehicle_yaml()
+    data = _read_yaml(base)
+    source = str(base)
+    _check_known(data, source, require_all=True)
+    for over in overrides:
+        over_path = Path(over)
+        over_data = _read_yaml(over_path)
+        _check_known(over_data, str(over_path), require_all=False)
+        # Validate each override value in its own file's name before merging.
+        for section, body in over_data.items():
+            merged = _merge(data[section], body)
+            _build_section(SECTIONS[section], merged, f'{over_path}: {section}')
+        data = _merge(data, over_data)
+        source = f'{source} + {over_path}'
+    return _build(data, source)
+
+
+def dump_override(values: Mapping[str, Any], path: str | os.PathLike[str],
+                  header: str = '') -> None:
+    """Write a partial vehicle.yaml holding only ``values`` (leaf key -> value), atomically.
+
+    ``header`` lines are written as YAML comments on top (e.g. calibration metrics).
+    The file loads back through :func:`load_vehicle_params` ``overrides`` and xacro ``params_file``.
+    """
+    from rc_sim_description.atomic import atomic_write_text
+
+    nested = _nest(values, str(path))
+    plain = {s: {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and
+                     k != 'lidar_samples' else v) for k, v in body.items()}
+             for s, body in nested.items()}
+    comment = ''.join(f'# {line}\n' if line else '#\n' for line in header.splitlines())
+    atomic_write_text(path, comment + yaml.safe_dump(plain, sort_keys=False))

@@ -1,0 +1,55 @@
+"""Locate the installed data files of rc-sim packages (config, urdf, worlds) with or without ROS."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rc_sim_description.errors import ConfigError
+
+__all__ = ['package_share', 'share_path', 'world_path', 'list_worlds']
+
+_SOURCE_ROOT = Path(__file__).resolve().parents[1]  # rc_sim_description/ in a source checkout
+
+
+def package_share(package: str = 'rc_sim_description') -> Path:
+    """Share directory of ``package``: ament index when ROS is sourced, else the pip prefix or source tree."""
+    source_tree = _SOURCE_ROOT.parent / package
+    if (source_tree / 'package.xml').is_file():
+        return source_tree
+    try:  # ROS 2 install (colcon): the ament index knows the share directory
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory(package))
+    except Exception:  # noqa: BLE001 - absent module or unknown package: fall through
+        pass
+    for prefix in (sys.prefix, sys.base_prefix, '/usr/local', '/usr'):
+        candidate = Path(prefix) / 'share' / package
+        if (candidate / 'package.xml').is_file():
+            return candidate
+    raise ConfigError(f'cannot find the installed data of package {package!r} '
+                      '(reinstall it with pip or source your ROS workspace)')
+
+
+def share_path(relative: str, package: str = 'rc_sim_description') -> Path:
+    """Absolute path of a data file, e.g. ``share_path('config/vehicle.yaml')``."""
+    return package_share(package) / relative
+
+
+def list_worlds() -> list[str]:
+    """Names of the shipped worlds (``worlds/<name>.sdf``)."""
+    return sorted(p.stem for p in share_path('worlds').glob('*.sdf'))
+
+
+def world_path(name_or_path: str) -> Path:
+    """Resolve a world name (``basic_track``) or an SDF path; one-line error when unknown."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == '.sdf' or candidate.is_file():
+        if not candidate.is_file():
+            raise ConfigError(f'world file {name_or_path!r} not found')
+        return candidate
+    path = share_path(f'worlds/{name_or_path}.sdf')
+    if not path.is_file():
+        known = ', '.join(list_worlds()) or 'none installed'
+        raise ConfigError(f'unknown world {name_or_path!r} (known: {known})')
+    return path

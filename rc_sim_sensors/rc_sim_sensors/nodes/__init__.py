@@ -1,0 +1,1 @@
+"""rclpy nodes: thin shells over the ROS-free core (the only place rclpy is imported)."""
