@@ -31,7 +31,7 @@ setup(
     packages=find_packages(exclude=['test', 'test.*']),
     package_data={package_name: ['py.typed']},
     data_files=data_files(),
-    install_requires=['setuptools', 'pyyaml>=6', 'numpy>=1.23', 'rich>=13'],
+    install_requires=['setuptools', 'pyyaml>=6', 'numpy>=1.23', 'rich>=13', 'xacro>=2.0.8'],
     python_requires='>=3.10',
     zip_safe=False,
     maintainer='rc-sim maintainers',

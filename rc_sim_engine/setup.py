@@ -6,7 +6,7 @@ from glob import glob
 from setuptools import find_packages, setup
 
 package_name = 'rc_sim_engine'
-DATA_DIRS = ['config', 'launch']
+DATA_DIRS = ['config', 'config/scenarios', 'launch']
 
 ENTRY_POINTS = [
     'rcsim = rc_sim_engine.cli:main',

@@ -1,7 +1,7 @@
 """ament_python package rc_sim_sensors; also installs with plain pip (no ROS needed)."""
 
-import os
 from glob import glob
+import os
 
 from setuptools import find_packages, setup
 
@@ -32,7 +32,8 @@ setup(
     packages=find_packages(exclude=['test', 'test.*']),
     package_data={package_name: ['py.typed']},
     data_files=data_files(),
-    install_requires=['setuptools', 'numpy>=1.23', 'pyyaml>=6', 'rosbags>=0.10.3', 'rc_sim_description'],
+    install_requires=['setuptools', 'numpy>=1.23', 'numba>=0.58', 'pyyaml>=6', 'rosbags>=0.10.3',
+                      'rc_sim_description'],
     python_requires='>=3.10',
     zip_safe=False,
     maintainer='rc-sim maintainers',

@@ -1,7 +1,8 @@
 # Source me: set up a fresh Debian/Ubuntu machine for rc-sim (Debian tools + a Python venv).
 #   RC_SIM_VENV   venv location (default: .venv in the repository)
 #   RC_SIM_EXTRAS "test" to also install the test/lint tools (requirements-test.txt)
-# Installs the five packages with plain pip (editable); no ROS is needed.
+# Installs the five packages with plain pip (editable, "compat" mode so that running from the
+# repository root does not shadow them with the outer package folders); no ROS is needed.
 set -euo pipefail
 RC_SIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RC_SIM_VENV="${RC_SIM_VENV:-$RC_SIM_ROOT/.venv}"
@@ -35,7 +36,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 echo ">> pip install the rc-sim packages" >&2
 pip install -q -e "$RC_SIM_ROOT/rc_sim_description" -e "$RC_SIM_ROOT/rc_sim_control" \
   -e "$RC_SIM_ROOT/rc_sim_sensors" -e "$RC_SIM_ROOT/rc_sim_engine" \
-  -e "$RC_SIM_ROOT/rc_sim_calibration" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+  -e "$RC_SIM_ROOT/rc_sim_calibration" --config-settings editable_mode=compat 2>&1 | grep -v '^WARNING: Location' >&2 || true
 if [ "${RC_SIM_EXTRAS:-}" = "test" ]; then
   pip install -q -r "$RC_SIM_ROOT/requirements-test.txt" 2>&1 | grep -v '^WARNING: Location' >&2 || true
 fi

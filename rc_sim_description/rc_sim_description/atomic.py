@@ -5,16 +5,22 @@ A crash or a user error never leaves a half-written file or bag directory behind
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+import os
 from pathlib import Path
+import shutil
+import tempfile
 
 from rc_sim_description.errors import OutputError
 
-__all__ = ['atomic_write_text', 'atomic_output_file', 'atomic_output_dir', 'check_output_path']
+__all__ = ['atomic_output_dir', 'atomic_output_file', 'atomic_write_text', 'check_output_path']
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def check_output_path(path: str | os.PathLike[str], *, force: bool = False) -> Path:
@@ -34,14 +40,14 @@ def check_output_path(path: str | os.PathLike[str], *, force: bool = False) -> P
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same directory, then rename)."""
+    """Write ``text`` to ``path`` atomically (temporary file in the same directory, renamed)."""
     with atomic_output_file(path) as tmp:
         tmp.write_text(text, encoding='utf-8')
 
 
 @contextmanager
 def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success it replaces ``path``, on error it is removed."""
+    """Yield a temporary path next to ``path``; it replaces ``path`` on success, else is removed."""
     target = Path(path)
     parent = target.resolve().parent
     if not parent.is_dir():
@@ -54,6 +60,7 @@ def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual permissions
         os.replace(tmp, target)
     finally:
         if tmp.exists():
@@ -64,8 +71,8 @@ def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
 def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Iterator[Path]:
     """Yield a fresh temporary directory path (not yet created) next to ``path``.
 
-    On success it is renamed to ``path`` (replacing an existing one only with ``force``); on any error
-    it is deleted, so a partial output directory (e.g. a bag) is never left behind.
+    On success it is renamed to ``path`` (replacing an existing one only with ``force``); on any
+    error it is deleted, so a partial output directory (e.g. a bag) is never left behind.
     """
     target = check_output_path(path, force=force)
     parent = target.resolve().parent
@@ -73,6 +80,8 @@ def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> I
     tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves
     try:
         yield tmp
+        if tmp.is_dir():
+            os.chmod(tmp, 0o777 & ~_umask())
         if target.exists():
             if target.is_dir():
                 shutil.rmtree(target)

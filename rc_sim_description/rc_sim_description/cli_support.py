@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+import os
+import sys
 from typing import Any
 
 from rc_sim_description.errors import RcSimError
 
-__all__ = ['run_cli', 'progress', 'is_interactive']
+__all__ = ['is_interactive', 'progress', 'run_cli']
 
 
 def is_interactive() -> bool:

@@ -1,13 +1,13 @@
 """User-facing error types shared by every rc-sim package.
 
 Every error a user can cause (bad file, bad argument, bad bag) is raised as an :class:`RcSimError`
-subclass whose message is one line naming the culprit. CLIs print it as ``error: <message>`` and exit
-non-zero; nothing else prints a traceback to a user.
+subclass whose message is one line naming the culprit. CLIs print it as ``error: <message>`` and
+exit non-zero; nothing else prints a traceback to a user.
 """
 
 from __future__ import annotations
 
-__all__ = ['RcSimError', 'VehicleParamsError', 'ConfigError', 'OutputError']
+__all__ = ['ConfigError', 'OutputError', 'RcSimError', 'VehicleParamsError']
 
 
 class RcSimError(Exception):

@@ -1,8 +1,9 @@
-"""Typed, validated vehicle parameters loaded from ``config/vehicle.yaml`` (the one source of truth).
+"""Typed, validated vehicle parameters from ``config/vehicle.yaml`` (the one source of truth).
 
-The YAML has one mapping per section (``geometry``, ``mass_properties``, ...); each section maps onto a
-frozen dataclass below. Every field carries its unit, meaning and range check in its metadata, so the
-loader, the documentation (``docs/vehicle_parameters.md``) and the override writer share one schema.
+The YAML has one mapping per section (``geometry``, ``mass_properties``, ...); each section maps
+onto a frozen dataclass below. Every field carries its unit, meaning and range check in its
+metadata, so the loader, the documentation (``docs/vehicle_parameters.md``) and the override
+writer share one schema.
 Leaf key names are unique across sections, so a parameter can be named by its leaf alone
 (``wheelbase``, ``steering_gain``) on command lines and in calibration results.
 
@@ -11,10 +12,10 @@ Errors are one line: ``<file>: <section>.<key>: <problem>`` (:class:`VehiclePara
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
+import math
+import os
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,7 +124,8 @@ class MassParams:
         'kg m^2', 'Iyy about the centre of mass; null: chassis box scaled to yaw_inertia.',
         _positive, nullable=True)
     wheel_mass: float = _p('kg', 'Mass of one wheel (part of mass).', _positive)
-    steering_hinge_mass: float = _p('kg', 'Mass of one steering knuckle (part of mass).', _positive)
+    steering_hinge_mass: float = _p('kg', 'Mass of one steering knuckle (part of mass).',
+                                    _positive)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class FrictionParams:
 
     mu1: float = _p('-', 'Friction coefficient along fdir1.', _probability_like)
     mu2: float = _p('-', 'Friction coefficient perpendicular to fdir1.', _probability_like)
-    fdir1: tuple[float, float, float] = _p('-', 'First friction direction in the wheel link frame.',
+    fdir1: tuple[float, float, float] = _p('-', 'First friction direction in the wheel frame.',
                                            _unit_vector3)
 
 
@@ -179,7 +181,7 @@ class PacejkaCoefficients:
 
     B: float = _p('-', 'Stiffness factor.', _positive)
     C: float = _p('-', 'Shape factor.', _positive)
-    D: float = _p('-', 'Peak factor (friction coefficient; force = Fz * D at the peak).', _positive)
+    D: float = _p('-', 'Peak factor (friction coefficient; peak force = Fz * D).', _positive)
     E: float = _p('-', 'Curvature factor (E <= 1).')
 
 
@@ -188,7 +190,8 @@ class TyreParams:
     """Tyre model of the embedded single-track engine."""
 
     tyre_model: str = _p('-', 'Lateral tyre model: linear | fiala | pacejka.', _tyre_model)
-    cornering_stiffness_front: float = _p('N/rad', 'Front axle cornering stiffness C_f.', _positive)
+    cornering_stiffness_front: float = _p('N/rad', 'Front axle cornering stiffness C_f.',
+                                          _positive)
     cornering_stiffness_rear: float = _p('N/rad', 'Rear axle cornering stiffness C_r.', _positive)
     pacejka_lateral: PacejkaCoefficients = _p('-', 'Magic Formula on the slip angle [rad].')
     pacejka_longitudinal: PacejkaCoefficients = _p('-', 'Magic Formula on the slip ratio [-].')
@@ -264,15 +267,15 @@ class VehicleParams:
     def principal_inertias(self) -> tuple[float, float, float]:
         """(Ixx, Iyy, Izz) of the whole vehicle about its centre of mass [kg m^2].
 
-        Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12, Iyy = m(l^2+h^2)/12)
-        of the chassis dimensions whose length and width are scaled by s so that its Izz =
+        Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12,
+        Iyy = m(l^2+h^2)/12) of the chassis dimensions whose length and width are scaled by s so that its Izz =
         m s^2 (l^2+w^2)/12 equals yaw_inertia; the result is a real box, so it is physically valid.
         """
         return _principal_inertias(self.geometry, self.mass_properties)
 
     @property
     def chassis_link_inertia(self) -> tuple[float, float, float]:
-        """(Ixx, Iyy, Izz) written on the URDF chassis link: vehicle inertias * chassis_mass / mass."""
+        """(Ixx, Iyy, Izz) of the URDF chassis link: vehicle inertias * chassis_mass / mass."""
         k = self.chassis_mass / self.mass_properties.mass
         ixx, iyy, izz = self.principal_inertias
         return ixx * k, iyy * k, izz * k
@@ -363,7 +366,7 @@ def _nest(leaf_values: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- loading
 def default_vehicle_yaml() -> Path:
-    """Path of the installed (or source-tree) ``config/vehicle.yaml``; ``RC_SIM_VEHICLE_YAML`` overrides."""
+    """Installed (or source-tree) ``config/vehicle.yaml``; ``RC_SIM_VEHICLE_YAML`` overrides it."""
     env = os.environ.get('RC_SIM_VEHICLE_YAML')
     if env:
         return Path(env)
@@ -414,7 +417,8 @@ def _check_known(data: Mapping[str, Any], source: str, *, require_all: bool) -> 
         for key in body:
             if key not in names:
                 where = leaf_keys().get(str(key))
-                hint = f' (it belongs in section {where!r})' if where else _suggest(str(key), names)
+                hint = (f' (it belongs in section {where!r})' if where
+                        else _suggest(str(key), names))
                 raise VehicleParamsError(f'{source}: {section}.{key}: unknown key{hint}')
     if require_all:
         for section in SECTIONS:
@@ -515,7 +519,7 @@ def _cross_checks(p: VehicleParams) -> None:
 
 def _build(data: Mapping[str, Any], source: str) -> VehicleParams:
     _check_known(data, source, require_all=True)
-    sections = {name: _build_section(cls, data[name], f'{source}: {name}')
+    sections: dict[str, Any] = {name: _build_section(cls, data[name], f'{source}: {name}')
                 for name, cls in SECTIONS.items()}
     params = VehicleParams(source=source, **sections)
     _cross_checks(params)
@@ -555,7 +559,8 @@ def dump_override(values: Mapping[str, Any], path: str | os.PathLike[str],
     """Write a partial vehicle.yaml holding only ``values`` (leaf key -> value), atomically.
 
     ``header`` lines are written as YAML comments on top (e.g. calibration metrics).
-    The file loads back through :func:`load_vehicle_params` ``overrides`` and xacro ``params_file``.
+    The file loads back through :func:`load_vehicle_params` ``overrides`` and the xacro
+    ``params_file`` argument.
     """
     from rc_sim_description.atomic import atomic_write_text
 

@@ -1,19 +1,19 @@
-"""Locate the installed data files of rc-sim packages (config, urdf, worlds) with or without ROS."""
+"""Locate the installed data files of rc-sim packages (config, urdf, worlds), ROS or not."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+import sys
 
 from rc_sim_description.errors import ConfigError
 
-__all__ = ['package_share', 'share_path', 'world_path', 'list_worlds']
+__all__ = ['list_worlds', 'package_share', 'share_path', 'world_path']
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[1]  # rc_sim_description/ in a source checkout
 
 
 def package_share(package: str = 'rc_sim_description') -> Path:
-    """Share directory of ``package``: ament index when ROS is sourced, else the pip prefix or source tree."""
+    """Share directory of ``package``: source tree, ament index (ROS), or the pip prefix."""
     source_tree = _SOURCE_ROOT.parent / package
     if (source_tree / 'package.xml').is_file():
         return source_tree
@@ -21,7 +21,7 @@ def package_share(package: str = 'rc_sim_description') -> Path:
         from ament_index_python.packages import get_package_share_directory
 
         return Path(get_package_share_directory(package))
-    except Exception:  # noqa: BLE001 - absent module or unknown package: fall through
+    except Exception:
         pass
     for prefix in (sys.prefix, sys.base_prefix, '/usr/local', '/usr'):
         candidate = Path(prefix) / 'share' / package

@@ -1,17 +1,18 @@
 """``rcsim``: the suite's command line (also ``python -m rc_sim_engine``).
 
-Each subcommand lives in its own module that exposes ``register(subparsers)``; registration only builds
-argparse parsers (heavy imports stay inside the command functions, so start-up is fast). The parser's
-``func(args) -> int`` runs the command; user errors (:class:`RcSimError`) print one line and exit 2.
+Each subcommand lives in its own module that exposes ``register(subparsers)``; registration only
+builds argparse parsers (heavy imports stay inside the command functions, so start-up is fast).
+The parser's ``func(args) -> int`` runs the command; user errors (:class:`RcSimError`) print one
+line and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
 
 from rc_sim_description.cli_support import run_cli
 

@@ -1,0 +1,83 @@
+"""Benchmark of the embedded engine physics (prints figures; not a test).
+
+1. Batch: 64 parameter sets x 1 kHz single-track RK4 steps, stepped by Car.step(n_steps) and by
+   rollout(): car-steps per second (target >= 5,000,000).
+2. Single car: single-track RK4 at dt = 10 ms through Car.step(n_steps=1) (per-call overhead
+   included) and Car.step(n_steps=1000): steps per second.
+
+Run: /work/venv/bin/python benchmarks/bench_engine_batch.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from rc_sim_description.params import load_vehicle_params
+from rc_sim_engine.car import Car
+from rc_sim_engine.rollout import InitialState, rollout
+
+
+def _best(fn, repeat: int = 3) -> float:
+    best = float('inf')
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    base = load_vehicle_params()
+    rng = np.random.default_rng(0)
+    params = [base.with_values(cornering_stiffness_front=float(c), steering_gain=float(g))
+              for c, g in zip(rng.uniform(70, 120, 64), rng.uniform(0.9, 1.1, 64))]
+    n_steps = 20_000
+
+    car = Car(params, dt=1e-3)
+    car.step(0.1, 60.0, 10)  # compile / load cache
+    steer = 0.2 * np.sin(np.linspace(0, 6, 64))
+
+    def run_car() -> None:
+        car.reset(speed=2.0)
+        car.step(steer, 60.0, n_steps)
+
+    t = _best(run_car)
+    print(f'batch Car.step: 64 cars x {n_steps} steps (1 kHz, single_track, rk4): '
+          f'{64 * n_steps / t / 1e6:.2f} M car-steps/s')
+
+    t_cmd = np.arange(0.0, 20.0, 0.01)
+    steer_cmd = 0.25 * np.sin(0.5 * t_cmd)
+    wheel_cmd = np.full_like(t_cmd, 60.0)
+    t_out = np.arange(0.0, 20.0, 0.02)
+    rollout(params, t_cmd, steer_cmd, wheel_cmd, InitialState(vx=2.0), t_out=t_out[:5])
+    t = _best(lambda: rollout(params, t_cmd, steer_cmd, wheel_cmd, InitialState(vx=2.0),
+                              t_out=t_out))
+    print(f'batch rollout: 64 sets x {len(t_out) * 20} steps (1 kHz): '
+          f'{64 * 20 * len(t_out) / t / 1e6:.2f} M car-steps/s')
+
+    single = Car(base, dt=0.01)
+    single.step(0.1, 60.0, 1)
+    n = 20_000
+
+    def run_single_calls() -> None:
+        single.reset(speed=3.0)
+        for _ in range(n):
+            single.step(0.047, 60.0)
+
+    t = _best(run_single_calls)
+    print(f'single car, dt = 10 ms, Car.step() per step: {n / t:,.0f} steps/s '
+          f'({t / n * 1e6:.2f} us/step incl. Python call)')
+
+    def run_single_block() -> None:
+        single.reset(speed=3.0)
+        single.step(0.047, 60.0, n)
+
+    t = _best(run_single_block)
+    print(f'single car, dt = 10 ms, Car.step(n_steps={n}): {n / t:,.0f} steps/s '
+          f'({t / n * 1e6:.3f} us/step)')
+
+
+if __name__ == '__main__':
+    main()

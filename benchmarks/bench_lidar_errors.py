@@ -1,0 +1,90 @@
+"""Throughput of the lidar error model: 1081-beam scans per second, every effect on, batches of 1000.
+
+Run: ``/work/venv/bin/python benchmarks/bench_lidar_errors.py [--scans 1000] [--repeats 7]``.
+Prints the median and best figure for the batch call, for scan-by-scan calls through
+``LidarErrorModel.apply`` (what the node does) and for a float32 batch (what the bag tool does).
+Target (issue 5): >= 20,000 scans/s for the batch (500x a 40 Hz sensor).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+import statistics
+import time
+
+import numpy as np
+
+from rc_sim_sensors.lidar_config import LidarErrorConfig
+from rc_sim_sensors.lidar_errors import LidarErrorModel, LidarErrorState, apply_lidar_errors
+from rc_sim_sensors.scene import room_scan
+
+BEAMS = 1081
+FOV = np.deg2rad(270.0)
+
+# every effect on (harsh preset plus the effects it leaves off)
+EVERY_EFFECT = {
+    'noise_mean': 0.002, 'noise_stddev': 0.02, 'noise_stddev_per_meter': 0.005, 'bias_initial': 0.01,
+    'bias_walk_stddev': 0.001, 'bias_markov_stddev': 0.01, 'bias_correlation_time': 2.0,
+    'dropout_probability': 0.05, 'scan_loss_probability': 0.01, 'range_min': 0.06, 'range_max': 10.0,
+    'range_resolution': 0.001, 'angle_resolution': np.deg2rad(0.25), 'azimuth_jitter_stddev': 0.001,
+    'mount_yaw_offset': 0.01, 'latency': 0.02, 'spurious_probability': 0.01, 'mixed_pixel_probability': 0.5,
+    'incidence_dropout_probability': 0.5, 'intensity_dropout_probability': 0.3,
+}
+
+
+def _inputs(scans: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    angles = np.linspace(-FOV / 2, FOV / 2, BEAMS)
+    ranges, incidence = room_scan(angles)
+    ranges = np.tile(ranges, (scans, 1))
+    incidence = np.tile(incidence, (scans, 1))
+    intensities = 2.0 * np.cos(incidence) / (1.0 + 0.2 * ranges)
+    stamps = np.arange(scans) / 40.0
+    return angles, ranges, incidence, intensities, stamps
+
+
+def _time(fn: Callable[[], None], repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def main() -> None:
+    """Print scans/s for the batch, float32 batch and per-scan paths."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--scans', type=int, default=1000)
+    parser.add_argument('--repeats', type=int, default=7)
+    args = parser.parse_args()
+    config = LidarErrorConfig.from_mapping(EVERY_EFFECT, 'benchmark')
+    angles, ranges, incidence, intensities, stamps = _inputs(args.scans)
+    ranges32, intensities32 = ranges.astype(np.float32), intensities.astype(np.float32)
+
+    def batch() -> None:
+        apply_lidar_errors(ranges, angles, stamps, config, LidarErrorState(),
+                           np.random.default_rng(1), intensities, incidence)
+
+    def batch32() -> None:
+        apply_lidar_errors(ranges32, angles, stamps, config, LidarErrorState(),
+                           np.random.default_rng(1), intensities32, incidence)
+
+    def per_scan() -> None:
+        model = LidarErrorModel(config, 1)
+        for k in range(args.scans):
+            model.apply(ranges32[k], angles, stamps[k], intensities32[k], incidence[k])
+
+    for warm_up in (batch, batch32, per_scan):  # compile
+        warm_up()
+    print(f'lidar error model, {BEAMS} beams, every effect on, batch of {args.scans} scans')
+    for name, fn in (('batch float64', batch), ('batch float32', batch32),
+                     ('scan by scan (LidarErrorModel.apply)', per_scan)):
+        times = _time(fn, args.repeats)
+        med, best = statistics.median(times), min(times)
+        print(f'  {name:38s} median {args.scans / med:9.0f} scans/s   '
+              f'best {args.scans / best:9.0f} scans/s   ({med * 1e3:.1f} ms per batch)')
+
+
+if __name__ == '__main__':
+    main()

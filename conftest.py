@@ -1,0 +1,17 @@
+"""Repository-wide pytest set-up (not a package: colcon still sees five packages).
+
+pytest's importlib mode names a test file after its path (``rc_sim_description.test.test_x``) and,
+when the parent is not imported yet, registers ``rc_sim_description`` as a *namespace* package on
+the outer package directory, which shadows modules whose names equal a data directory there
+(``rc_sim_description.urdf`` vs ``rc_sim_description/urdf/``). Importing the real packages first
+avoids that, for pytest runs from the repository root and for colcon's per-package runs alike.
+"""
+
+import contextlib
+import importlib
+
+for _package in ('rc_sim_description', 'rc_sim_control', 'rc_sim_sensors', 'rc_sim_engine',
+                 'rc_sim_calibration'):
+    # a package not installed in this environment: its own tests will say so
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_package)

@@ -1,0 +1,225 @@
+"""``rcsim fit``, ``rcsim replay``, ``rcsim protocol`` and the ``fit`` console script.
+
+``ros2 run rc_sim_calibration fit --bag real.db3`` and ``rcsim fit --bag real.db3`` run the same
+:func:`fit_command`. Heavy imports stay inside the command functions (fast ``rcsim --help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+import json
+from pathlib import Path
+import sys
+from typing import Any
+
+__all__ = ['add_fit_arguments', 'fit_command', 'fit_main', 'protocol_command', 'register',
+           'replay_command']
+
+
+# --------------------------------------------------------------------------- arguments
+def _common_data_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument('--params', metavar='YAML', action='append', default=[],
+                   help='vehicle override YAML(s) merged over vehicle.yaml (the base / nominal '
+                   'parameters; repeatable)')
+    p.add_argument('--topic', metavar='ROLE=/NAME', action='append', default=[],
+                   help='map a topic role (steering, wheel_speed, cmd_vel, ackermann, odom, imu, '
+                   'joint_states) to another topic name; repeatable')
+    p.add_argument('--cmd-vel-mode', default=None,
+                   choices=('curvature', 'radius', 'steering_angle', 'yaw_rate'),
+                   help='mapper mode the real car used for /cmd_vel (default: fit YAML, '
+                   'yaw_rate)')
+    p.add_argument('--config', metavar='YAML', default=None,
+                   help='fit settings merged over the packaged config/fit_default.yaml')
+    p.add_argument('--dt', type=float, default=None, help='physics step of the replay [s]')
+
+
+def add_fit_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``fit`` (shared by ``rcsim fit`` and the console script)."""
+    p.add_argument('--bag', metavar='BAG', nargs='+', action='append', required=True,
+                   help='training bag(s): rosbag2 directory, .db3/.mcap file or ROS 1 .bag')
+    p.add_argument('--validate', metavar='BAG', nargs='+', action='append', default=[],
+                   help='held-out bag(s) (default: every third training bag when >= 3 are '
+                   'given; see --no-split)')
+    p.add_argument('--no-split', action='store_true',
+                   help='do not hold out training bags when --validate is absent')
+    _common_data_arguments(p)
+    p.add_argument('--free', metavar='A,B,...', default=None,
+                   help='comma-separated free parameters (vehicle.yaml leaf names or '
+                   'pacejka_lateral.B ...); default: the fit YAML free set')
+    p.add_argument('--optimizer', choices=('cma', 'bayes', 'grid'), default=None)
+    p.add_argument('--budget', type=int, default=None, help='global optimiser evaluations')
+    p.add_argument('--popsize', type=int, default=None)
+    p.add_argument('--horizon', type=float, default=None,
+                   help='re-initialised window length [s]')
+    p.add_argument('--metric', choices=('mse', 'rmse', 'itae'), default=None)
+    p.add_argument('--no-polish', action='store_true', help='skip the least-squares polish')
+    p.add_argument('--seed', type=int, default=None)
+    p.add_argument('--out', metavar='YAML', default='calibrated.yaml',
+                   help='calibrated override file (default: calibrated.yaml)')
+    p.add_argument('--report', metavar='DIR', default=None,
+                   help='write PNG figures and summary.md into DIR')
+    p.add_argument('--force', action='store_true', help='overwrite --out / --report')
+
+
+def register(subparsers: Any) -> None:
+    """Add ``fit``, ``replay`` and ``protocol`` to the ``rcsim`` parser."""
+    p = subparsers.add_parser('fit', help='fit vehicle parameters to real-car bags',
+                              description=fit_command.__doc__)
+    add_fit_arguments(p)
+    p.set_defaults(func=fit_command)
+
+    r = subparsers.add_parser('replay', help="replay a bag's commands open-loop",
+                              description=replay_command.__doc__)
+    r.add_argument('--bag', required=True, metavar='BAG')
+    r.add_argument('--out', required=True, metavar='CSV',
+                   help='predicted trajectory t,x,y,yaw,vx,vy,yaw_rate')
+    r.add_argument('--force', action='store_true', help='overwrite --out')
+    _common_data_arguments(r)
+    r.set_defaults(func=replay_command)
+
+    q = subparsers.add_parser('protocol', help='write the acquisition protocol scenarios',
+                              description=protocol_command.__doc__)
+    q.add_argument('--out', required=True, metavar='DIR')
+    q.add_argument('--params', metavar='YAML', action='append', default=[],
+                   help='vehicle override YAML(s) (limits and turning radius)')
+    q.add_argument('--speed', type=float, default=1.0,
+                   help='base speed [m/s] (circles are also driven at twice it)')
+    q.add_argument('--force', action='store_true', help='overwrite DIR')
+    q.set_defaults(func=protocol_command)
+
+
+# --------------------------------------------------------------------------- helpers
+def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> Any:
+    from rc_sim_calibration.settings import load_fit_settings
+
+    over: dict[str, dict[str, Any]] = {}
+
+    def put(section: str, key: str, value: Any) -> None:
+        if value is not None:
+            over.setdefault(section, {})[key] = value
+
+    put('simulation', 'dt', getattr(args, 'dt', None))
+    put('data', 'cmd_vel_mode', getattr(args, 'cmd_vel_mode', None))
+    put('optimizer', 'name', getattr(args, 'optimizer', None))
+    put('optimizer', 'budget', getattr(args, 'budget', None))
+    put('optimizer', 'popsize', getattr(args, 'popsize', None))
+    put('optimizer', 'seed', getattr(args, 'seed', None))
+    put('cost', 'horizon', getattr(args, 'horizon', None))
+    put('cost', 'metric', getattr(args, 'metric', None))
+    if getattr(args, 'no_polish', False):
+        put('optimizer', 'polish', False)
+    return load_fit_settings(args.config, free=free, overrides=over)
+
+
+def _base_params(args: argparse.Namespace) -> Any:
+    from rc_sim_description.params import load_vehicle_params
+
+    return load_vehicle_params(overrides=args.params)
+
+
+def _flatten(groups: Sequence[Sequence[str]]) -> list[str]:
+    return [b for g in groups for b in g]
+
+
+def _split(bags: list[str], validate: list[str], no_split: bool) -> tuple[list[str], list[str]]:
+    """Automatic hold-out: every third bag (index 2, 5, ...) when >= 3 and no --validate."""
+    if validate or no_split or len(bags) < 3:
+        return bags, validate
+    return ([b for i, b in enumerate(bags) if i % 3 != 2],
+            [b for i, b in enumerate(bags) if i % 3 == 2])
+
+
+# --------------------------------------------------------------------------- commands
+def fit_command(args: argparse.Namespace) -> int:
+    """Fit the simulator's vehicle parameters to real-car bags and write calibrated.yaml."""
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.errors import CalibrationError
+    from rc_sim_calibration.fit import fit
+    from rc_sim_calibration.settings import override_values
+    from rc_sim_description.atomic import atomic_output_dir, check_output_path
+    from rc_sim_description.cli_support import progress
+    from rc_sim_description.params import dump_override
+
+    out = check_output_path(args.out, force=args.force)
+    if args.report is not None:
+        check_output_path(args.report, force=args.force)
+    free = None
+    if args.free is not None:
+        free = [f.strip() for f in args.free.split(',') if f.strip()]
+        if not free:
+            raise CalibrationError('--free: give at least one parameter name')
+    settings = _settings(args, free)
+    base = _base_params(args)
+    from rc_sim_calibration.settings import resolve_free
+
+    resolve_free(settings, base)  # name and bound errors before reading any bag
+    bags, held = _split(_flatten(args.bag), _flatten(args.validate), args.no_split)
+    train = [load_dataset(b, base, settings.data, args.topic) for b in bags]
+    validate = [load_dataset(b, base, settings.data, args.topic) for b in held]
+    if not validate:
+        print('note: no validation bags (give --validate BAG or >= 3 training bags)',
+              file=sys.stderr)
+    total = settings.budget + (settings.polish_max_nfev * (len(settings.free) + 1)
+                               if settings.polish else 0)
+    with progress('fitting', total) as bar:
+        result = fit(train, base, settings, validate=validate, progress=bar.advance)
+    header = '\n'.join(result.summary_lines())
+    values = override_values(result.params, result.names)
+    if args.report is not None:
+        from rc_sim_calibration.report import write_report
+
+        with atomic_output_dir(args.report, force=args.force) as tmp:
+            tmp.mkdir()
+            write_report(tmp, result, settings, base, train, validate)
+            dump_override(values, out, header=header)
+    else:
+        dump_override(values, out, header=header)
+    print(header)
+    print(f'wrote {out}' + (f' and the report {args.report}' if args.report else ''))
+    return 0
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """Replay a bag's commands open-loop from its initial measured state; metrics as JSON."""
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.replay import open_loop, replay_metrics, write_prediction_csv
+    from rc_sim_description.atomic import check_output_path
+
+    out = check_output_path(args.out, force=args.force)
+    settings = _settings(args)
+    params = _base_params(args)
+    ds = load_dataset(args.bag, params, settings.data, args.topic)
+    pred = open_loop(params, ds, settings)
+    metrics = replay_metrics(params, ds, settings)
+    write_prediction_csv(pred, out)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def protocol_command(args: argparse.Namespace) -> int:
+    """Write the recommended acquisition protocol (scenario YAMLs + PROTOCOL.md) into DIR."""
+    from rc_sim_calibration.errors import CalibrationError
+    from rc_sim_calibration.protocol import write_protocol
+    from rc_sim_description.params import load_vehicle_params
+
+    if not args.speed > 0:
+        raise CalibrationError(f'--speed: must be > 0 m/s, got {args.speed}')
+    params = load_vehicle_params(overrides=args.params)
+    paths = write_protocol(args.out, params, speed=args.speed, force=args.force)
+    print(f'wrote {len(paths)} files into {args.out} (see {Path(args.out) / "PROTOCOL.md"})')
+    return 0
+
+
+def fit_main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``fit`` (``ros2 run rc_sim_calibration fit --bag real.db3``)."""
+    from rc_sim_description.cli_support import run_cli
+
+    parser = argparse.ArgumentParser(prog='fit', description=fit_command.__doc__)
+    add_fit_arguments(parser)
+    args = parser.parse_args(argv)
+    return run_cli(lambda: fit_command(args))
+
+
+if __name__ == '__main__':
+    sys.exit(fit_main())

@@ -1,0 +1,120 @@
+"""The recommended acquisition protocol (seed 000 §VII.C): the same scenario files drive the real
+car (``rear_wheel_speed_publisher``) and the engine (``rcsim run --scenario``).
+
+Scenarios (all built by :func:`rc_sim_control.commands.manoeuvre` from the vehicle limits, mode
+``steering_angle`` so the real car and the engine get identical steering commands): a straight
+line; circles both ways at two radii (2 and 3 R_min) and two speeds; a figure eight; steering
+steps up to full lock; straight speed steps; a slalom and a steering chirp (transients for yaw
+inertia, latency and servo response).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import os
+from pathlib import Path
+from typing import Any
+
+from rc_sim_control.commands import CommandSequence, manoeuvre, save_sequence
+from rc_sim_description.params import VehicleParams
+
+__all__ = ['ProtocolStep', 'protocol_sequences', 'protocol_steps', 'write_protocol']
+
+
+@dataclass(frozen=True)
+class ProtocolStep:
+    """One scenario of the protocol: file stem, manoeuvre name and its keyword arguments."""
+
+    stem: str
+    manoeuvre: str
+    kwargs: dict[str, Any]
+    purpose: str
+
+
+def protocol_steps(params: VehicleParams, *, speed: float = 1.0) -> list[ProtocolStep]:
+    """The protocol for a car (radii from its minimum turning radius; ``speed`` in m/s)."""
+    r_min = params.min_turning_radius
+    fast = 2.0 * speed
+    v_max = params.max_speed
+    speed_levels = tuple(round(min(f * speed / v_max, 1.0), 4) for f in (0.5, 1.0, 2.0, 3.0))
+    steps = [ProtocolStep('01_line', 'line', {'speed': speed, 'duration': 8.0},
+                          'straight-line tracking, steering offset')]
+    i = 2
+    for radius_factor in (2.0, 3.0):
+        for v in (speed, fast):
+            for side in ('left', 'right'):
+                steps.append(ProtocolStep(
+                    f'{i:02d}_circle_{side}_r{radius_factor:g}rmin_{v:g}mps', f'circle_{side}',
+                    {'speed': v, 'radius': round(radius_factor * r_min, 4), 'laps': 1.5},
+                    'steady-state cornering: steering gain, understeer (tyres)'))
+                i += 1
+    steps += [
+        ProtocolStep(f'{i:02d}_figure_eight', 'figure_eight', {'speed': speed, 'laps': 1.0},
+                     'both turn directions, transitions'),
+        ProtocolStep(f'{i + 1:02d}_steering_steps', 'steering_steps',
+                     {'speed': speed, 'levels': [0.25, 0.5, 0.75, 1.0], 'step_duration': 1.5},
+                     'steering steps up to full lock: servo slew, latency, yaw inertia'),
+        ProtocolStep(f'{i + 2:02d}_speed_steps', 'speed_steps',
+                     {'levels': list(speed_levels), 'step_duration': 2.0},
+                     'speed steps: drive response'),
+        ProtocolStep(f'{i + 3:02d}_slalom', 'slalom',
+                     {'speed': fast, 'amplitude': 0.6, 'frequency': 0.5, 'duration': 12.0},
+                     'slalom: lateral transients (tyres, yaw inertia)'),
+        ProtocolStep(f'{i + 4:02d}_steering_chirp', 'steering_chirp',
+                     {'speed': speed, 'amplitude': 0.4, 'f_start': 0.2, 'f_end': 2.0,
+                      'duration': 15.0}, 'frequency response: latency, servo'),
+    ]
+    return steps
+
+
+def protocol_sequences(params: VehicleParams, *, speed: float = 1.0,
+                       rate_hz: float = 50.0) -> list[tuple[ProtocolStep, CommandSequence]]:
+    """Every protocol step with its command sequence (validated against the vehicle limits)."""
+    return [(s, manoeuvre(s.manoeuvre, params, mode='steering_angle', rate_hz=rate_hz,
+                          **s.kwargs)) for s in protocol_steps(params, speed=speed)]
+
+
+def _instructions(items: list[tuple[ProtocolStep, CommandSequence]],
+                  params: VehicleParams) -> str:
+    rows = '\n'.join(f'| `{s.stem}.yaml` | {s.manoeuvre} | {seq.duration:.1f} | {s.purpose} |'
+                     for s, seq in items)
+    total = sum(seq.duration for _, seq in items)
+    diameter = 2 * 3.0 * params.min_turning_radius + params.geometry.chassis_length
+    return f'''# Calibration acquisition protocol
+
+Play each scenario on the real car and record one bag per scenario (see docs/calibration.md):
+
+    ros2 bag record -o bags/<scenario> --topics /steering_angle /rear_wheel_speed /odom /imu \\
+        /joint_states /cmd_vel
+    ros2 run rc_sim_control rear_wheel_speed_publisher \\
+        --ros-args -p sequence_file:=$PWD/<scenario>.yaml
+
+Needs a free area of about {diameter:.1f} m x {diameter:.1f} m (largest circle), a pose source on
+`/odom` (motion capture or fused odometry) and the IMU on `/imu`. Start every run at standstill and
+let the car rest 1 s before the first command (the calibrator estimates the gyro bias there).
+Total driving time: {total:.0f} s. Then fit, holding out some scenarios for validation:
+
+    rcsim fit --bag bags/02_* --bag bags/03_* ... --validate bags/10_* --out calibrated.yaml \\
+        --report report/
+
+The same files run in the engine: `rcsim run --scenario <scenario>.yaml --out runs/<scenario>`.
+
+| file | manoeuvre | duration [s] | purpose |
+| --- | --- | --- | --- |
+{rows}
+'''
+
+
+def write_protocol(out_dir: str | os.PathLike[str], params: VehicleParams, *,
+                   speed: float = 1.0, rate_hz: float = 50.0, force: bool = False) -> list[Path]:
+    """Write the scenario YAMLs and PROTOCOL.md into ``out_dir`` atomically; returns the paths."""
+    from rc_sim_description.atomic import atomic_output_dir
+
+    items = protocol_sequences(params, speed=speed, rate_hz=rate_hz)
+    target = Path(out_dir)
+    with atomic_output_dir(target, force=force) as tmp:
+        tmp.mkdir()
+        for step, seq in items:
+            save_sequence(seq, tmp / f'{step.stem}.yaml')
+        (tmp / 'PROTOCOL.md').write_text(_instructions(items, params), encoding='utf-8')
+    return sorted(target.iterdir())

@@ -1,0 +1,329 @@
+"""Fit settings (free set, bounds, priors, cost, optimiser) from ``config/fit_default.yaml``.
+
+A user fit YAML merges over the packaged defaults key by key; the command line overrides both.
+Free parameters are vehicle.yaml leaf names (``steering_gain``) or a Pacejka coefficient
+(``pacejka_lateral.B``). Bounds forms: ``{relative: [a, b]}`` -> [a v0, b v0] (v0 = base value),
+``{offset: [a, b]}`` -> [v0 + a, v0 + b], ``{absolute: [a, b]}``. Priors: ``{mean, std}`` or
+``{relative_std}`` (mean = v0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from rc_sim_calibration.cost import CostConfig
+from rc_sim_calibration.dataset import DatasetOptions
+from rc_sim_calibration.errors import CalibrationError
+from rc_sim_description.errors import VehicleParamsError
+from rc_sim_description.params import VehicleParams, section_of
+from rc_sim_description.paths import share_path
+
+__all__ = [
+    'FitSettings',
+    'FreeParameter',
+    'apply_values',
+    'default_fit_yaml',
+    'load_fit_settings',
+    'override_values',
+    'parameter_value',
+    'resolve_free',
+]
+
+_PACEJKA = ('pacejka_lateral', 'pacejka_longitudinal')
+_TOP_KEYS = ('free', 'bounds', 'default_bounds', 'priors', 'cost', 'optimizer', 'simulation',
+             'data')
+
+
+def default_fit_yaml() -> Path:
+    """The packaged default fit settings."""
+    return share_path('config/fit_default.yaml', 'rc_sim_calibration')
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Everything a fit needs besides the bags and the base vehicle parameters."""
+
+    free: tuple[str, ...]
+    bounds: dict[str, Any]
+    default_bounds: dict[str, Any]
+    priors: dict[str, Any]
+    cost: CostConfig
+    horizon: float
+    optimizer: str
+    budget: int
+    popsize: int | None
+    sigma0: float
+    polish: bool
+    polish_max_nfev: int
+    seed: int
+    model: str
+    integrator: str
+    dt: float
+    data: DatasetOptions
+    source: str
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """One fitted parameter: name, start (base) value, bounds and optional Gaussian prior."""
+
+    name: str
+    start: float
+    lower: float
+    upper: float
+    prior_mean: float | None = None
+    prior_std: float | None = None
+
+    @property
+    def span(self) -> float:
+        """Width of the search range."""
+        return self.upper - self.lower
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding='utf-8')
+    except FileNotFoundError:
+        raise CalibrationError(f'fit config {path}: file not found') from None
+    except OSError as exc:
+        raise CalibrationError(f'fit config {path}: cannot read ({exc.strerror})') from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, 'problem_mark', None)
+        where = f' at line {mark.line + 1}' if mark is not None else ''
+        raise CalibrationError(f'fit config {path}: malformed YAML{where}') from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CalibrationError(f'fit config {path}: top level must be a mapping')
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise CalibrationError(f'fit config {path}: unknown key {key!r} '
+                                   f'(known: {", ".join(_TOP_KEYS)})')
+    return data
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Section-wise merge; a parameter's bounds or prior entry is replaced as a whole."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v} if k in ('bounds', 'priors') else _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _get(section: Mapping[str, Any], key: str, kind: type, where: str,
+         nullable: bool = False) -> Any:
+    if key not in section:
+        raise CalibrationError(f'{where}.{key}: missing key')
+    v = section[key]
+    if v is None and nullable:
+        return None
+    if kind is float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise CalibrationError(f'{where}.{key}: must be a finite number, got {v!r}')
+        return float(v)
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise CalibrationError(f'{where}.{key}: must be an integer, got {v!r}')
+        return v
+    if not isinstance(v, kind):
+        raise CalibrationError(f'{where}.{key}: must be a {kind.__name__}, got {v!r}')
+    return v
+
+
+def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
+                      free: Sequence[str] | None = None,
+                      overrides: Mapping[str, Mapping[str, Any]] | None = None) -> FitSettings:
+    """Packaged defaults, merged with ``path`` then ``overrides`` ({section: {key: value}})."""
+    data = _read(default_fit_yaml())
+    source = 'fit_default.yaml'
+    if path is not None:
+        data = _merge(data, _read(Path(path)))
+        source = str(path)
+    if overrides:
+        data = _merge(data, {k: dict(v) for k, v in overrides.items()})
+    where = f'fit config {source}'
+    names = list(free) if free is not None else data.get('free')
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise CalibrationError(f'{where}: free: must be a non-empty list of parameter names')
+    if len(set(names)) != len(names):
+        raise CalibrationError(f'{where}: free: a parameter is listed twice')
+    for key in ('bounds', 'priors', 'cost', 'optimizer', 'simulation', 'data',
+                'default_bounds'):
+        if not isinstance(data.get(key) or {}, dict):
+            raise CalibrationError(f'{where}: {key}: must be a mapping')
+    cost = data['cost']
+    opt = data['optimizer']
+    sim = data['simulation']
+    d = data['data']
+    try:
+        cost_config = CostConfig(weights=dict(cost.get('weights') or {}),
+                                 scales={**CostConfig().scales, **(cost.get('scales') or {})},
+                                 metric=str(cost.get('metric', 'mse')))
+    except TypeError:
+        raise CalibrationError(f'{where}: cost: weights and scales must be numbers') from None
+    known_data = {f.name for f in fields(DatasetOptions)}
+    for key in d:
+        if key not in known_data:
+            raise CalibrationError(f'{where}: data.{key}: unknown key '
+                                   f'(known: {", ".join(sorted(known_data))})')
+    dopts = DatasetOptions(**{k: v for k, v in d.items() if k != 'mapper_overrides'})
+    if not dopts.rate_hz > 0:
+        raise CalibrationError(f'{where}: data.rate_hz: must be > 0, got {dopts.rate_hz!r}')
+    settings = FitSettings(
+        free=tuple(names), bounds=dict(data.get('bounds') or {}),
+        default_bounds=dict(data.get('default_bounds') or {'relative': [0.5, 2.0]}),
+        priors=dict(data.get('priors') or {}), cost=cost_config,
+        horizon=_get(cost, 'horizon', float, f'{where}: cost'),
+        optimizer=_get(opt, 'name', str, f'{where}: optimizer'),
+        budget=_get(opt, 'budget', int, f'{where}: optimizer'),
+        popsize=_get(opt, 'popsize', int, f'{where}: optimizer', nullable=True),
+        sigma0=_get(opt, 'sigma0', float, f'{where}: optimizer'),
+        polish=_get(opt, 'polish', bool, f'{where}: optimizer'),
+        polish_max_nfev=_get(opt, 'polish_max_nfev', int, f'{where}: optimizer'),
+        seed=_get(opt, 'seed', int, f'{where}: optimizer'),
+        model=_get(sim, 'model', str, f'{where}: simulation'),
+        integrator=_get(sim, 'integrator', str, f'{where}: simulation'),
+        dt=_get(sim, 'dt', float, f'{where}: simulation'),
+        data=dopts, source=source)
+    if not settings.horizon > 0:
+        raise CalibrationError(f'{where}: cost.horizon: must be > 0 s, got {settings.horizon}')
+    if not 0 < settings.dt <= 0.05:
+        raise CalibrationError(f'{where}: simulation.dt: must be in (0, 0.05] s, '
+                               f'got {settings.dt}')
+    if settings.budget < 1:
+        raise CalibrationError(f'{where}: optimizer.budget: must be >= 1, got {settings.budget}')
+    if settings.popsize is not None and settings.popsize < 2:
+        raise CalibrationError(f'{where}: optimizer.popsize: must be >= 2, got '
+                               f'{settings.popsize}')
+    if not 0 < settings.sigma0 <= 1:
+        raise CalibrationError(f'{where}: optimizer.sigma0: must be in (0, 1], got '
+                               f'{settings.sigma0}')
+    return settings
+
+
+# --------------------------------------------------------------------------- parameters
+def _check_name(name: str) -> None:
+    leaf, _, coeff = name.partition('.')
+    if coeff:
+        if leaf not in _PACEJKA or coeff not in ('B', 'C', 'D', 'E'):
+            raise CalibrationError(f'free parameter {name!r}: dotted names must be '
+                                   'pacejka_lateral.B|C|D|E or pacejka_longitudinal.B|C|D|E')
+        return
+    try:
+        section_of(leaf)
+    except VehicleParamsError as exc:
+        raise CalibrationError(f'free parameter: {exc}') from None
+
+
+def parameter_value(params: VehicleParams, name: str) -> float:
+    """Current numeric value of a leaf (or ``pacejka_*.X``) parameter."""
+    _check_name(name)
+    leaf, _, coeff = name.partition('.')
+    value = params.leaf_values()[leaf]
+    if coeff:
+        value = value[coeff]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CalibrationError(f'free parameter {name!r} is not a number (got {value!r}); '
+                               f'numeric parameters: {", ".join(_numeric_names(params))}')
+    return float(value)
+
+
+def _numeric_names(params: VehicleParams) -> list[str]:
+    return [k for k, v in params.leaf_values().items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _bounds(spec: Any, v0: float, name: str, where: str) -> tuple[float, float]:
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise CalibrationError(f'{where}.{name}: must be one of {{relative: [a, b]}}, '
+                               '{offset: [a, b]} or {absolute: [a, b]}')
+    (kind, pair), = spec.items()
+    if (kind not in ('relative', 'offset', 'absolute') or not isinstance(pair, list) or
+            len(pair) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                      and math.isfinite(x) for x in pair)):
+        raise CalibrationError(f'{where}.{name}: must be one of {{relative: [a, b]}}, '
+                               '{offset: [a, b]} or {absolute: [a, b]} with finite numbers')
+    a, b = float(pair[0]), float(pair[1])
+    if kind == 'relative':
+        if v0 == 0:
+            raise CalibrationError(f'{where}.{name}: relative bounds of a parameter whose base '
+                                   'value is 0; give offset or absolute bounds')
+        lo, hi = sorted((a * v0, b * v0))
+    elif kind == 'offset':
+        lo, hi = v0 + a, v0 + b
+    else:
+        lo, hi = a, b
+    if not lo < hi:
+        raise CalibrationError(f'{where}.{name}: lower bound {lo:g} must be below upper {hi:g}')
+    return lo, hi
+
+
+def resolve_free(settings: FitSettings, base: VehicleParams) -> list[FreeParameter]:
+    """Check names, compute bounds and priors around the base values (one-line errors)."""
+    out: list[FreeParameter] = []
+    for name in settings.free:
+        v0 = parameter_value(base, name)
+        where = f'fit config {settings.source}: bounds'
+        if name in settings.bounds:
+            lo, hi = _bounds(settings.bounds[name], v0, name, where)
+        else:
+            if v0 == 0:
+                raise CalibrationError(f'free parameter {name!r} has base value 0 and no bounds; '
+                                       f'add bounds.{name} to the fit config')
+            lo, hi = _bounds(settings.default_bounds, v0, name,
+                             f'fit config {settings.source}: default_bounds')
+        if not lo <= v0 <= hi:
+            raise CalibrationError(f'free parameter {name!r}: start value {v0:g} is outside its '
+                                   f'bounds [{lo:g}, {hi:g}]')
+        mean = std = None
+        prior = settings.priors.get(name)
+        if prior is not None:
+            pw = f'fit config {settings.source}: priors.{name}'
+            if not isinstance(prior, dict):
+                raise CalibrationError(f'{pw}: must be {{mean, std}} or {{relative_std}}')
+            if 'relative_std' in prior:
+                mean, std = v0, _get(prior, 'relative_std', float, pw) * abs(v0)
+            else:
+                mean, std = _get(prior, 'mean', float, pw), _get(prior, 'std', float, pw)
+            if not std > 0:
+                raise CalibrationError(f'{pw}: the standard deviation must be > 0')
+        out.append(FreeParameter(name, v0, lo, hi, mean, std))
+    for name in settings.priors:
+        if name not in settings.free:
+            _check_name(name)
+    return out
+
+
+def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[float] | np.ndarray
+                 ) -> VehicleParams:
+    """``base`` with the named parameters replaced (validated; VehicleParamsError if invalid)."""
+    kw: dict[str, Any] = {}
+    for name, value in zip(names, values):
+        leaf, _, coeff = name.partition('.')
+        if coeff:
+            current = kw.get(leaf) or dict(base.leaf_values()[leaf])
+            current[coeff] = float(value)
+            kw[leaf] = current
+        else:
+            kw[leaf] = float(value)
+    return base.with_values(**kw)
+
+
+def override_values(params: VehicleParams, names: Sequence[str]) -> dict[str, Any]:
+    """Leaf -> value mapping of the fitted parameters for :func:`dump_override`."""
+    leaves = params.leaf_values()
+    return {leaf: leaves[leaf] for leaf in dict.fromkeys(n.partition('.')[0] for n in names)}
+

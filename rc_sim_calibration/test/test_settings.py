@@ -1,0 +1,100 @@
+"""Fit settings: packaged defaults, bounds forms, priors and one-line errors."""
+
+import numpy as np
+import pytest
+
+from rc_sim_calibration.errors import CalibrationError
+from rc_sim_calibration.settings import (
+    apply_values,
+    load_fit_settings,
+    override_values,
+    resolve_free,
+)
+from rc_sim_description.params import load_vehicle_params
+
+
+@pytest.fixture(scope='module')
+def base():
+    return load_vehicle_params()
+
+
+def test_default_free_set_resolves_around_the_base_values(base):
+    s = load_fit_settings()
+    free = {f.name: f for f in resolve_free(s, base)}
+    assert 'steering_gain' in free and 'command_latency' in free
+    assert 'mass' not in free and 'wheelbase' not in free  # measured on a typical car
+    cf = free['cornering_stiffness_front']
+    v0 = base.tyres.cornering_stiffness_front
+    assert (cf.start, cf.lower, cf.upper) == (v0, pytest.approx(0.25 * v0), pytest.approx(4 * v0))
+    off = free['steering_offset']
+    assert (off.lower, off.upper) == (base.steering.steering_offset - 0.1,
+                                      base.steering.steering_offset + 0.1)
+
+
+def test_user_yaml_merges_over_defaults(tmp_path, base):
+    cfg = tmp_path / 'fit.yaml'
+    cfg.write_text('free: [mass, pacejka_lateral.B]\n'
+                   'bounds: {mass: {absolute: [3.0, 4.5]}}\n'
+                   'priors: {mass: {relative_std: 0.1}}\n'
+                   'optimizer: {budget: 50}\n')
+    s = load_fit_settings(cfg)
+    assert s.budget == 50 and s.optimizer == 'cma'  # the rest from the defaults
+    free = resolve_free(s, base)
+    assert (free[0].lower, free[0].upper) == (3.0, 4.5)
+    assert free[0].prior_mean == base.mass_properties.mass
+    assert free[0].prior_std == pytest.approx(0.1 * base.mass_properties.mass)
+    b = base.tyres.pacejka_lateral.B
+    assert (free[1].lower, free[1].upper) == (pytest.approx(0.5 * b), pytest.approx(2 * b))
+
+
+def test_apply_values_and_override_values(base):
+    p = apply_values(base, ['steering_gain', 'pacejka_lateral.B'], np.array([0.9, 5.0]))
+    assert p.steering.steering_gain == 0.9 and p.tyres.pacejka_lateral.B == 5.0
+    assert p.tyres.pacejka_lateral.C == base.tyres.pacejka_lateral.C
+    vals = override_values(p, ['steering_gain', 'pacejka_lateral.B'])
+    assert vals['steering_gain'] == 0.9 and vals['pacejka_lateral']['B'] == 5.0
+
+
+@pytest.mark.parametrize('free, yaml_text, match', [
+    (['steering_gian'], '', r"unknown vehicle parameter 'steering_gian' \(did you mean "
+                            r"'steering_gain'\?\)"),
+    (['tyre_model'], '', 'is not a number'),
+    (['pacejka_lateral.F'], '', 'dotted names'),
+    (['steering_gain'], 'bounds: {steering_gain: {absolute: [1.1, 1.5]}}',
+     r"start value 1 is outside its bounds \[1.1, 1.5\]"),
+    (['steering_gain'], 'bounds: {steering_gain: [0.5, 2]}', 'must be one of'),
+    (['steering_gain'], 'bounds: {steering_gain: {absolute: [2, 1]}}', 'lower bound'),
+    (['command_latency'], 'bounds: {}\n', 'base value 0 and no bounds'),
+    (['mass'], 'priors: {mass: {mean: 3.0, std: 0.0}}', 'standard deviation'),
+])
+def test_bad_free_parameters(tmp_path, base, free, yaml_text, match):
+    cfg = tmp_path / 'fit.yaml'
+    cfg.write_text(yaml_text)
+    s = load_fit_settings(cfg, free=free)
+    if 'command_latency' in free:  # drop its packaged bounds
+        s = type(s)(**{**s.__dict__, 'bounds': {}})
+    with pytest.raises(CalibrationError, match=match):
+        resolve_free(s, base)
+
+
+@pytest.mark.parametrize('yaml_text, match', [
+    ('optimiser: {}', "unknown key 'optimiser'"),
+    ('cost: {horizon: -1}', 'horizon'),
+    ('optimizer: {budget: 0}', 'budget'),
+    ('simulation: {dt: 0.5}', 'dt'),
+    ('data: {rate: 10}', 'data.rate'),
+    ('free: [a, a]', 'twice'),
+    ('[1, 2]', 'top level'),
+    ('cost: {weights: {position: [1]}}', 'cost'),
+    ('optimizer: {budget: 1', 'malformed YAML'),
+])
+def test_bad_fit_yaml(tmp_path, yaml_text, match):
+    cfg = tmp_path / 'fit.yaml'
+    cfg.write_text(yaml_text)
+    with pytest.raises(CalibrationError, match=match):
+        load_fit_settings(cfg)
+
+
+def test_missing_fit_yaml(tmp_path):
+    with pytest.raises(CalibrationError, match='file not found'):
+        load_fit_settings(tmp_path / 'nope.yaml')

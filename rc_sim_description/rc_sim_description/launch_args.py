@@ -1,0 +1,213 @@
+"""ROS-free decision logic of ``launch/spawn_rc_car.launch.py`` (unit-tested without ROS).
+
+The launch file only declares :data:`LAUNCH_ARGUMENTS`, reads their values and turns the
+:class:`LaunchPlan` returned by :func:`plan_launch` into launch actions. Everything that can be
+wrong in a user's arguments (unknown world, bad number, bad boolean, invalid vehicle override) is
+reported here as a one-line :class:`~rc_sim_description.errors.ConfigError` /
+:class:`~rc_sim_description.errors.VehicleParamsError` before any process starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+import math
+from pathlib import Path
+import shlex
+from typing import Any
+
+from rc_sim_description.errors import ConfigError
+from rc_sim_description.params import load_vehicle_params
+from rc_sim_description.paths import share_path, world_path
+from rc_sim_description.worlds import spawn_pose
+
+__all__ = ['BACKENDS', 'LAUNCH_ARGUMENTS', 'MODEL_NAME', 'LaunchArgument', 'LaunchPlan',
+           'argument', 'bridge_config', 'lidar_error_parameters', 'plan_launch', 'rviz_config']
+
+MODEL_NAME = 'rc_car'
+BACKENDS = ('gz', 'embedded')
+
+
+@dataclass(frozen=True)
+class LaunchArgument:
+    """A launch argument: name, default (string, as launch wants) and description."""
+
+    name: str
+    default: str
+    description: str
+
+
+LAUNCH_ARGUMENTS: tuple[LaunchArgument, ...] = (
+    LaunchArgument('world', 'basic_track',
+                   'World name (basic_track, flat_track, figure_eight) or path to an SDF file.'),
+    LaunchArgument('x', '', 'Spawn x of base_link in the world frame [m]; empty: the start '
+                   'pose documented in the world file.'),
+    LaunchArgument('y', '', 'Spawn y of base_link in the world frame [m]; empty: world start '
+                   'pose.'),
+    LaunchArgument('yaw', '', 'Spawn yaw [rad], counter-clockwise from x; empty: world start '
+                   'pose.'),
+    LaunchArgument('headless', 'false', 'true: gz server only, no GUI (headless EGL rendering '
+                   'for the lidar).'),
+    LaunchArgument('use_sim_time', 'true', 'Nodes follow the simulation /clock.'),
+    LaunchArgument('lidar', 'true', 'Add the 2D lidar (scan_raw -> lidar_error_injector -> '
+                   'scan).'),
+    LaunchArgument('rviz', 'false', 'Start RViz with rviz/rc_car.rviz.'),
+    LaunchArgument('params_file', '', 'Override YAML merged over config/vehicle.yaml (e.g. a '
+                   'calibration result); empty: defaults.'),
+    LaunchArgument('lidar_errors', 'ideal', 'Lidar error model of rc_sim_sensors: a preset name '
+                   'or the path of a YAML file.'),
+    LaunchArgument('backend', 'gz', 'gz: Gazebo Harmonic; embedded: the rc_sim_engine '
+                   'simulator (no Gazebo).'),
+)
+
+
+def argument(name: str) -> dict[str, str]:
+    """``default_value`` and ``description`` keyword arguments of DeclareLaunchArgument(name)."""
+    for arg in LAUNCH_ARGUMENTS:
+        if arg.name == name:
+            return {'default_value': arg.default, 'description': arg.description}
+    raise ConfigError(f'unknown launch argument {name!r}')
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What the launch file starts, decided from the argument values.
+
+    ``actions`` lists the action names in start order: ``robot_state_publisher``, ``gz_sim``,
+    ``create``, ``bridge``, ``sim_node``, ``control``, ``lidar_error_injector``, ``rviz``.
+    """
+
+    backend: str
+    world: Path
+    world_name: str
+    x: float
+    y: float
+    z: float
+    yaw: float
+    headless: bool
+    use_sim_time: bool
+    lidar: bool
+    rviz: bool
+    params_file: str
+    lidar_error_params: dict[str, str]
+    actions: tuple[str, ...]
+
+    @property
+    def gz_args(self) -> str:
+        """``gz_args`` of ros_gz_sim's gz_sim.launch.py: run at once, server-only when headless."""
+        flags = '-r -v 3 ' + ('-s --headless-rendering ' if self.headless else '')
+        return flags + str(self.world)
+
+    def xacro_command(self, xacro_file: Path) -> str:
+        """Shell command line that expands the car (for launch's ``Command`` substitution)."""
+        parts = ['xacro', str(xacro_file), f'lidar:={str(self.lidar).lower()}']
+        if self.params_file:
+            parts.append(f'params_file:={self.params_file}')
+        return ' '.join(shlex.quote(p) for p in parts)
+
+    def create_arguments(self) -> list[str]:
+        """Command line of ``ros_gz_sim create`` (``-flag=value`` keeps negative numbers safe)."""
+        return ['-topic', 'robot_description', '-name', MODEL_NAME, '-world', self.world_name,
+                f'-x={self.x!r}', f'-y={self.y!r}', f'-z={self.z!r}', f'-Y={self.yaw!r}']
+
+    def sim_node_parameters(self) -> dict[str, Any]:
+        """ROS parameters of ``rc_sim_engine sim_node`` (embedded backend)."""
+        return {'world': str(self.world), 'x': self.x, 'y': self.y, 'yaw': self.yaw,
+                'params_file': self.params_file, 'use_sim_time': self.use_sim_time}
+
+
+def _bool(name: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v in ('true', '1', 'yes', 'on'):
+        return True
+    if v in ('false', '0', 'no', 'off'):
+        return False
+    raise ConfigError(f'launch argument {name}: expected true or false, got {value!r}')
+
+
+def _float(name: str, value: str, default: float) -> float:
+    if value.strip() == '':
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f'launch argument {name}: expected a number, got {value!r}') from None
+    if not math.isfinite(number):
+        raise ConfigError(f'launch argument {name}: must be finite, got {value!r}')
+    return number
+
+
+def _world_name(path: Path) -> str:
+    """``<world name=...>`` of an SDF file (the gz world name ``create`` needs)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise ConfigError(f'world file {str(path)!r}: cannot parse SDF ({exc})') from None
+    world = root.find('world')
+    if world is None or not world.get('name'):
+        raise ConfigError(f'world file {str(path)!r}: no <world name=...> element')
+    return str(world.get('name'))
+
+
+def lidar_error_parameters(value: str) -> dict[str, str]:
+    """``lidar_error_injector`` parameters: ``preset`` (a name) or ``config_file`` (a path)."""
+    v = value.strip()
+    if not v:
+        raise ConfigError('launch argument lidar_errors: empty (use a preset name such as ideal)')
+    if v.endswith(('.yaml', '.yml')) or '/' in v:
+        path = Path(v).expanduser()
+        if not path.is_file():
+            raise ConfigError(f'launch argument lidar_errors: file {v!r} not found')
+        return {'config_file': str(path.resolve())}
+    return {'preset': v}
+
+
+def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
+    """Validate the argument values (missing ones take their default) and decide the actions."""
+    known = {a.name for a in LAUNCH_ARGUMENTS}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        names = ', '.join(sorted(known))
+        raise ConfigError(f'unknown launch argument {unknown[0]!r} (known: {names})')
+    v = {a.name: values.get(a.name, a.default) for a in LAUNCH_ARGUMENTS}
+    backend = v['backend'].strip()
+    if backend not in BACKENDS:
+        raise ConfigError(f'launch argument backend: expected gz or embedded, got {backend!r}')
+    params_file = ''
+    if v['params_file'].strip():
+        params_file = str(Path(v['params_file'].strip()).expanduser().resolve())
+    params = load_vehicle_params(overrides=[params_file] if params_file else [])
+    world = world_path(v['world'].strip()).resolve()
+    start = spawn_pose(world)
+    lidar = _bool('lidar', v['lidar'])
+    rviz = _bool('rviz', v['rviz'])
+    if backend == 'gz':
+        actions = ['robot_state_publisher', 'gz_sim', 'create', 'bridge', 'control']
+    else:
+        actions = ['robot_state_publisher', 'sim_node', 'control']
+    if lidar:
+        actions.append('lidar_error_injector')
+    if rviz:
+        actions.append('rviz')
+    return LaunchPlan(
+        backend=backend, world=world, world_name=_world_name(world),
+        x=_float('x', v['x'], start.x), y=_float('y', v['y'], start.y),
+        z=params.geometry.wheel_radius,  # base_link is at axle height: wheels touch the ground
+        yaw=_float('yaw', v['yaw'], start.yaw),
+        headless=_bool('headless', v['headless']),
+        use_sim_time=_bool('use_sim_time', v['use_sim_time']),
+        lidar=lidar, rviz=rviz, params_file=params_file,
+        lidar_error_params=lidar_error_parameters(v['lidar_errors']) if lidar else {},
+        actions=tuple(actions))
+
+
+def bridge_config() -> Path:
+    """Installed ``config/bridge.yaml`` (ros_gz_bridge parameter_bridge ``config_file``)."""
+    return share_path('config/bridge.yaml')
+
+
+def rviz_config() -> Path:
+    """Installed ``rviz/rc_car.rviz``."""
+    return share_path('rviz/rc_car.rviz')

@@ -1,0 +1,48 @@
+"""Keep numba's on-disk cache of the engine kernels consistent across source edits.
+
+numba keys a cached function on the modification stamp of its OWN file only, so editing
+``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On import,
+this hashes every kernel source of the package and, when the hash changed since the last run,
+deletes the package's numba cache files (``__pycache__/*.nbi|nbc``) so they are rebuilt. Read-only
+installs (sources never change) are left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
+
+KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'models.py',
+                  'integrators.py', '_kernels.py', '_jit_cache.py')
+_STAMP = 'rc_sim_engine_kernels.sha256'
+
+
+def invalidate_stale_cache(package_dir: Path | None = None) -> bool:
+    """Delete the cache files when the kernel sources changed; True when it deleted them."""
+    here = package_dir or Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in KERNEL_SOURCES:
+        try:
+            digest.update((here / name).read_bytes())
+        except OSError:
+            return False
+    cache = here / '__pycache__'
+    stamp = cache / _STAMP
+    try:
+        if stamp.read_text() == digest.hexdigest():
+            return False
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        for f in list(cache.glob('*.nbi')) + list(cache.glob('*.nbc')):
+            f.unlink(missing_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:
+        return False
+    return True
+
+
+invalidate_stale_cache()

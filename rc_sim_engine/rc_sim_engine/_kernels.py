@@ -1,0 +1,221 @@
+"""Compiled stepping loops over cars and time (numba, cached). Private: use Car / rollout.
+
+One physics step of one car (:func:`advance`): for each of ``n_sub`` equal sub-steps ``h``:
+servo sub-step, rear wheel sub-step (both backward Euler, :mod:`rc_sim_engine.actuators`), then the
+chassis integrator with the actuator outputs held (:mod:`rc_sim_engine.integrators`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, prange
+import numpy as np
+from numpy.typing import NDArray
+
+from rc_sim_engine.actuators import servo_substep, wheel_substep
+from rc_sim_engine.integrators import integrate_chassis
+from rc_sim_engine.models import (
+    V_EPS,
+    axle_loads,
+    model_rhs,
+    rear_drive_force,
+    wheel_joint_rates,
+)
+from rc_sim_engine.packed import (
+    P_J_HINGE,
+    P_J_REAR,
+    P_L,
+    P_LOAD_TRANSFER,
+    P_LON_B,
+    P_LON_C,
+    P_LON_D,
+    P_LON_E,
+    P_LR,
+    P_MAX_STEER,
+    P_MAX_STEER_RATE,
+    P_MAX_WHEEL_SPEED,
+    P_R,
+    P_SERVO_IMAX,
+    P_SERVO_KD,
+    P_SERVO_KI,
+    P_SERVO_KP,
+    P_SERVO_TMAX,
+    P_STEER_GAIN,
+    P_STEER_OFFSET,
+    P_WHEEL_IMAX,
+    P_WHEEL_KD,
+    P_WHEEL_KI,
+    P_WHEEL_KP,
+    P_WHEEL_TMAX,
+)
+from rc_sim_engine.state import (
+    FRONT_LEFT_WHEEL_ANGLE,
+    FRONT_RIGHT_WHEEL_ANGLE,
+    N_STATE,
+    REAR_WHEEL_ANGLE,
+    SERVO_INTEGRAL,
+    STEER,
+    STEER_RATE,
+    VX,
+    VY,
+    WHEEL_INTEGRAL,
+    WHEEL_SPEED,
+    YAW_RATE,
+)
+
+__all__ = ['accelerations', 'advance', 'rollout_cars', 'step_cars', 'step_cars_parallel']
+
+
+@njit(cache=True, error_model='numpy')
+def servo_target(cmd: float, p: NDArray[np.float64]) -> float:
+    """Trimmed, saturated steering target (actuators.trim_steering)."""
+    t = p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET]
+    lim = p[P_MAX_STEER]
+    return max(-lim, min(lim, t))
+
+
+@njit(cache=True, error_model='numpy')
+def wheel_target(cmd: float, p: NDArray[np.float64]) -> float:
+    """Saturated wheel speed target."""
+    lim = p[P_MAX_WHEEL_SPEED]
+    return max(-lim, min(lim, cmd))
+
+
+@njit(cache=True, error_model='numpy')
+def project_kinematic(x: NDArray[np.float64], p: NDArray[np.float64]) -> None:
+    """Put VY, YAW_RATE on the kinematic constraint r = vx tan(delta) / L, vy = lr r."""
+    r = x[VX] * math.tan(x[STEER]) / p[P_L]
+    x[YAW_RATE] = r
+    x[VY] = p[P_LR] * r
+
+
+@njit(cache=True, error_model='numpy')
+def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wheel_cmd: float,
+            dt: float, n_sub: int, model_id: int, integ_id: int, project: bool) -> None:
+    """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place."""
+    h = dt / n_sub
+    fz_r0 = axle_loads(p, 0.0)[1]
+    d_target = servo_target(steer_cmd, p)
+    w_target = wheel_target(wheel_cmd, p)
+    for _ in range(n_sub):
+        d, rate, integ = servo_substep(
+            x[STEER], x[STEER_RATE], x[SERVO_INTEGRAL], d_target, h, p[P_J_HINGE],
+            p[P_SERVO_KP], p[P_SERVO_KI], p[P_SERVO_KD], p[P_SERVO_IMAX], p[P_SERVO_TMAX],
+            p[P_MAX_STEER_RATE], p[P_MAX_STEER])
+        x[STEER] = d
+        x[STEER_RATE] = rate
+        x[SERVO_INTEGRAL] = integ
+        fz_r = fz_r0
+        if p[P_LOAD_TRANSFER] > 0.5:
+            fz_r = axle_loads(p, rear_drive_force(x[VX], x[WHEEL_SPEED], p, fz_r0))[1]
+        w, wint = wheel_substep(
+            x[WHEEL_SPEED], x[WHEEL_INTEGRAL], w_target, x[VX], fz_r, h, p[P_J_REAR], p[P_R],
+            p[P_WHEEL_KP], p[P_WHEEL_KI], p[P_WHEEL_KD], p[P_WHEEL_IMAX], p[P_WHEEL_TMAX],
+            p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E], V_EPS)
+        x[WHEEL_SPEED] = w
+        x[WHEEL_INTEGRAL] = wint
+        cd, sd = math.cos(d), math.sin(d)
+        td = sd / cd
+        integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td)
+        if project:
+            project_kinematic(x, p)
+        rear, fl, fr = wheel_joint_rates(x, p, td)
+        x[REAR_WHEEL_ANGLE] += h * rear
+        x[FRONT_LEFT_WHEEL_ANGLE] += h * fl
+        x[FRONT_RIGHT_WHEEL_ANGLE] += h * fr
+
+
+@njit(cache=True, error_model='numpy')
+def _step_one(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float,
+              wheel_cmd: float, dt: float, n_sub: int, n_steps: int, model_id: int,
+              integ_id: int, project: bool, buf: NDArray[np.float64], delay: int,
+              head: int) -> int:
+    """``n_steps`` held-command steps of one car through its delay ring ``buf`` (K, 2)."""
+    size = buf.shape[0]
+    hd = head
+    for _ in range(n_steps):
+        buf[hd, 0] = steer_cmd
+        buf[hd, 1] = wheel_cmd
+        slot = (hd - delay) % size
+        advance(x, p, buf[slot, 0], buf[slot, 1], dt, n_sub, model_id, integ_id, project)
+        hd = (hd + 1) % size
+    return hd
+
+
+@njit(cache=True, error_model='numpy')
+def step_cars(states: NDArray[np.float64], params: NDArray[np.float64],
+              steer_cmd: NDArray[np.float64], wheel_cmd: NDArray[np.float64], dt: float,
+              n_sub: int, n_steps: int, model_id: int, integ_id: int, project: bool,
+              delay_buf: NDArray[np.float64], delay_steps: NDArray[np.int64], head: int) -> int:
+    """Step every car ``n_steps`` times with commands held, through a pure-delay ring buffer.
+
+    ``delay_buf`` (N, K, 2) holds the last K commands (steer, wheel) of each car, ``head`` the slot
+    of the next write; a car with delay k applies the command written k steps before. Returns the
+    new head (the same for every car).
+    """
+    new_head = head
+    for i in range(states.shape[0]):
+        new_head = _step_one(states[i], params[i], steer_cmd[i], wheel_cmd[i], dt, n_sub,
+                             n_steps, model_id, integ_id, project, delay_buf[i],
+                             delay_steps[i], head)
+    return new_head
+
+
+@njit(cache=True, parallel=True, error_model='numpy')
+def step_cars_parallel(states: NDArray[np.float64], params: NDArray[np.float64],
+                       steer_cmd: NDArray[np.float64], wheel_cmd: NDArray[np.float64],
+                       dt: float, n_sub: int, n_steps: int, model_id: int, integ_id: int,
+                       project: bool, delay_buf: NDArray[np.float64],
+                       delay_steps: NDArray[np.int64], head: int) -> int:
+    """:func:`step_cars` with the cars spread over threads (results identical)."""
+    for i in prange(states.shape[0]):
+        _step_one(states[i], params[i], steer_cmd[i], wheel_cmd[i], dt, n_sub, n_steps,
+                  model_id, integ_id, project, delay_buf[i], delay_steps[i], head)
+    return (head + n_steps) % delay_buf.shape[1]
+
+
+@njit(cache=True, error_model='numpy')
+def _rollout_one(x: NDArray[np.float64], p: NDArray[np.float64],
+                 steer_applied: NDArray[np.float64], wheel_applied: NDArray[np.float64],
+                 dt: float, n_sub: int, model_id: int, integ_id: int, project: bool,
+                 record_after: NDArray[np.int64], out: NDArray[np.float64]) -> None:
+    m = record_after.shape[0]
+    j = 0
+    while j < m and record_after[j] <= 0:
+        out[j] = x
+        j += 1
+    for k in range(steer_applied.shape[0]):
+        advance(x, p, steer_applied[k], wheel_applied[k], dt, n_sub, model_id, integ_id,
+                project)
+        while j < m and record_after[j] <= k + 1:
+            out[j] = x
+            j += 1
+
+
+@njit(cache=True, parallel=True, error_model='numpy')
+def rollout_cars(states: NDArray[np.float64], params: NDArray[np.float64],
+                 steer_applied: NDArray[np.float64], wheel_applied: NDArray[np.float64],
+                 dt: float, n_sub: int, model_id: int, integ_id: int, project: bool,
+                 record_after: NDArray[np.int64], out: NDArray[np.float64]) -> None:
+    """Run each car over ``steer_applied.shape[1]`` steps (commands already delayed, (N, T)).
+
+    ``out[i, j]`` receives the state after ``record_after[j]`` steps (sorted, 0 = initial state);
+    ``states`` ends in the final states. Cars are spread over threads (independent, deterministic).
+    """
+    for i in prange(states.shape[0]):
+        _rollout_one(states[i], params[i], steer_applied[i], wheel_applied[i], dt, n_sub,
+                     model_id, integ_id, project, record_after, out[i])
+
+
+@njit(cache=True, error_model='numpy')
+def accelerations(states: NDArray[np.float64], params: NDArray[np.float64], model_id: int,
+                  out: NDArray[np.float64]) -> None:
+    """Body-frame CG acceleration (ax, ay) = (dvx - vy r, dvy + vx r) of each car into out (N,
+    2)."""
+    d = np.empty(N_STATE)
+    for i in range(states.shape[0]):
+        x = states[i]
+        model_rhs(model_id, x, params[i], d)
+        out[i, 0] = d[VX] - x[VY] * x[YAW_RATE]
+        out[i, 1] = d[VY] + x[VX] * x[YAW_RATE]

@@ -1,0 +1,194 @@
+"""Actuators of the embedded engine, as gz has them: hinge servo, rear wheel speed loop, trim,
+latency.
+
+Steering servo (gz ``JointPositionController``, seed 000 / reference §4.2): a PID on the hinge
+angle
+error gives a joint torque, clamped to ``servo_max_torque``, acting on the hinge inertia ``J_h``::
+
+    tau = Kp (delta* - delta) + Ki int(delta* - delta) dt - Kd d(delta)/dt,  |tau| <= tau_max,
+    J_h d2(delta)/dt2 = tau,   |d(delta)/dt| <= max_steering_rate,   |delta| <= max_steering_angle.
+
+The D term acts on the measured rate (gz differentiates the error; both agree while the target is
+held,
+gz adds a one-step derivative kick on target jumps). ``J_h`` is derived from existing keys: the
+wheel
+turning about its vertical diameter plus the knuckle, see :func:`steering_hinge_inertia`. With the
+default gains the hinge is over-damped (poles near -43 and -512 1/s) and the slew is rate limited.
+
+Rear wheel speed loop (gz ``JointController`` in force mode, reference §4.1), per rear wheel::
+
+    tau = Kp (omega* - omega) + Ki int(omega* - omega) dt,  |tau| <= wheel_max_torque,
+    J_w d(omega)/dt = tau - r Fx / 2      (two rear wheels share the axle force Fx).
+
+``J_w = m_w r^2 / 2`` (solid cylinder). The wheel D gain adds ``Kd`` to the inertia (D on
+measurement).
+
+Both loops are stiff (time constants of 0.1-2 ms), so the stepper integrates them with backward
+(implicit) Euler on each sub-step, apart from the chassis ODE (operator splitting; see
+docs/engine.md).
+Trim: ``delta* = clip(steering_gain delta_cmd + steering_offset, +-max_steering_angle)``;
+``omega* = clip(omega_cmd, +-max_wheel_speed)``. ``command_latency`` is a pure delay of the
+commands.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rc_sim_description.params import VehicleParams
+
+__all__ = [
+    'latency_steps',
+    'rear_wheel_inertia',
+    'servo_substep',
+    'steering_hinge_inertia',
+    'trim_steering',
+    'wheel_substep',
+]
+
+
+def steering_hinge_inertia(p: VehicleParams) -> float:
+    """Inertia of one steered wheel assembly about the vertical hinge axis [kg m^2].
+
+    ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of
+    radius r,
+    width w, about a diameter through its centre, which lies on the hinge axis) plus the knuckle
+    as a
+    solid sphere of diameter w. Default car: 8.0e-5 kg m^2.
+    """
+    g, m = p.geometry, p.mass_properties
+    r, w = g.wheel_radius, g.wheel_width
+    return (m.wheel_mass * (3.0 * r * r + w * w) / 12.0
+            + 0.4 * m.steering_hinge_mass * (0.5 * w) ** 2)
+
+
+def rear_wheel_inertia(p: VehicleParams) -> float:
+    """Spin inertia of one rear wheel, solid cylinder ``m_w r^2 / 2`` [kg m^2]."""
+    return 0.5 * p.mass_properties.wheel_mass * p.geometry.wheel_radius ** 2
+
+
+def trim_steering(delta_cmd: ArrayLike, p: VehicleParams) -> NDArray[np.float64]:
+    """Servo target ``clip(steering_gain delta_cmd + steering_offset, +-max_steering_angle)``
+    [rad]."""
+    s = p.steering
+    return np.clip(s.steering_gain * np.asarray(delta_cmd, dtype=float) + s.steering_offset,
+                   -s.max_steering_angle, s.max_steering_angle)
+
+
+def latency_steps(latency: float, dt: float) -> int:
+    """Whole physics steps of the pure delay: ``round(latency / dt)`` (exact when dt divides
+    it)."""
+    return round(latency / dt)
+
+
+# --------------------------------------------------------------------------- compiled sub-steps
+@njit(cache=True, error_model='numpy')
+def servo_substep(delta: float, rate: float, integral: float, target: float, h: float, J: float,
+                  kp: float, ki: float, kd: float, i_max: float, tau_max: float, max_rate: float,
+                  max_angle: float) -> tuple[float, float, float]:
+    """One backward-Euler step of the hinge servo; returns (delta, rate, integral).
+
+    Implicit in the PD part: ``rate' (1 + h Kd/J + h^2 Kp/J) = rate + h (Kp (delta* - delta) +
+    I)/J``,
+    then the torque clamp ``|rate' - rate| <= h tau_max / J``, the slew clamp, the mechanical stop.
+    """
+    i_term = ki * integral
+    if i_term > i_max:
+        i_term = i_max
+    elif i_term < -i_max:
+        i_term = -i_max
+    new_rate = (rate + h * (kp * (target - delta) + i_term) / J) / (1.0 + h * kd / J
+                                                                    + h * h * kp / J)
+    dv_max = h * tau_max / J
+    if new_rate - rate > dv_max:
+        new_rate = rate + dv_max
+    elif new_rate - rate < -dv_max:
+        new_rate = rate - dv_max
+    if new_rate > max_rate:
+        new_rate = max_rate
+    elif new_rate < -max_rate:
+        new_rate = -max_rate
+    new_delta = delta + h * new_rate
+    if new_delta > max_angle:
+        new_delta = max_angle
+        new_rate = 0.0
+    elif new_delta < -max_angle:
+        new_delta = -max_angle
+        new_rate = 0.0
+    new_integral = integral + h * (target - new_delta)
+    if ki > 0.0:
+        lim = i_max / ki
+        new_integral = max(-lim, min(lim, new_integral))
+    return new_delta, new_rate, new_integral
+
+
+@njit(cache=True, error_model='numpy')
+def _slip(omega: float, vx: float, radius: float, v_eps: float) -> tuple[float, float]:
+    den = max(abs(vx), v_eps)
+    return (radius * omega - vx) / den, radius / den
+
+
+@njit(cache=True, error_model='numpy')
+def wheel_substep(omega: float, integral: float, target: float, vx: float, fz_rear: float,
+                  h: float, J2: float, radius: float, kp: float, ki: float, kd: float,
+                  i_max: float, tau_max: float, B: float, C: float, D: float, E: float,
+                  v_eps: float) -> tuple[float, float]:
+    """One backward-Euler step of the two rear wheels (lumped, inertia ``J2 = 2 J_w``).
+
+    Solves ``(J2 + 2 Kd)(w' - w) = h (2 tau(w') - r Fz MF(kappa(w', vx)))`` (vx held over the
+    sub-step, slip ``kappa = (r w - vx) / max(|vx|, v_eps)``) by Newton iterations safeguarded by
+    bisection on a bracket that provably holds a root (Press et al., *Numerical Recipes* §9.4,
+    rtsafe). Returns (omega, integral).
+    """
+    i_term = ki * integral
+    if i_term > i_max:
+        i_term = i_max
+    elif i_term < -i_max:
+        i_term = -i_max
+    J = J2 + 2.0 * kd
+    # |2 tau - r Fx| <= 2 tau_max + r Fz D bounds the step: the root lies in [omega -+ span].
+    span = h * (2.0 * tau_max + radius * fz_rear * abs(D)) / J + 1e-12
+    lo, hi = omega - span, omega + span
+    w = omega
+    for _ in range(40):
+        tau = kp * (target - w) + i_term
+        dtau = -kp
+        if tau > tau_max:
+            tau = tau_max
+            dtau = 0.0
+        elif tau < -tau_max:
+            tau = -tau_max
+            dtau = 0.0
+        kappa, dkappa = _slip(w, vx, radius, v_eps)
+        bx = B * kappa
+        if E == 0.0:
+            phi = bx
+            dphi = B
+        else:
+            phi = bx - E * (bx - math.atan(bx))
+            dphi = B * (1.0 - E) + E * B / (1.0 + bx * bx)
+        angle = C * math.atan(phi)
+        fx = fz_rear * D * math.sin(angle)
+        dfx = fz_rear * D * math.cos(angle) * C * dphi / (1.0 + phi * phi) * dkappa
+        g = J * (w - omega) - h * (2.0 * tau - radius * fx)
+        dg = J - h * (2.0 * dtau - radius * dfx)
+        if g > 0.0:
+            hi = w
+        else:
+            lo = w
+        w_new = w - g / dg if dg > 0.0 else 0.5 * (lo + hi)
+        if not lo < w_new < hi:  # safeguarded Newton: bisect when Newton leaves the bracket
+            w_new = 0.5 * (lo + hi)
+        if abs(w_new - w) < 1e-9 * (1.0 + abs(w)):
+            w = w_new
+            break
+        w = w_new
+    new_integral = integral + h * (target - w)
+    if ki > 0.0:
+        lim = i_max / ki
+        new_integral = max(-lim, min(lim, new_integral))
+    return w, new_integral

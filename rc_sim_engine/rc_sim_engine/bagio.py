@@ -1,0 +1,429 @@
+"""rosbag2 output and input through the ``rosbags`` library (no ROS needed).
+
+* :class:`BagWriter`: sqlite3 (``.db3``, the Humble default) or mcap bags written with
+  ``Writer(version=8)`` so Humble's ``ros2 bag`` reads them (Jazzy reads version 8 too); atomic through
+  :func:`rc_sim_description.atomic.atomic_output_dir` (a failed run leaves nothing behind); topics are
+  added on first write, so callers add their own (e.g. ``/reference_path`` nav_msgs/Path).
+* message builders for the topic contract of docs/conventions.md (``clock_msg``, ``odometry_msg``, ...).
+* :func:`open_bag`: an ``AnyReader`` over a bag directory, a ``.db3``/``.mcap`` file inside one, or a
+  ROS 1 ``.bag``; one-line :class:`BagError` for missing, corrupt or empty bags.
+
+The typestore is ``Stores.ROS2_HUMBLE`` plus ``ackermann_msgs`` (not built into rosbags).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+import math
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rc_sim_description.atomic import atomic_output_dir
+from rc_sim_description.errors import ConfigError, OutputError, RcSimError
+
+__all__ = [
+    'STORAGES',
+    'BagError',
+    'BagWriter',
+    'clock_msg',
+    'float64_msg',
+    'imu_msg',
+    'joint_state_msg',
+    'laser_scan_msg',
+    'odometry_msg',
+    'open_bag',
+    'path_msg',
+    'read_topic',
+    'require_topics',
+    'stamp',
+    'tf_msg',
+    'twist_msg',
+    'typestore',
+    'write_sim_result',
+]
+
+STORAGES = ('sqlite3', 'mcap')
+
+ACKERMANN_DRIVE_MSG = '''float32 steering_angle
+float32 steering_angle_velocity
+float32 speed
+float32 acceleration
+float32 jerk
+'''
+ACKERMANN_DRIVE_STAMPED_MSG = '''std_msgs/Header header
+AckermannDrive drive
+'''
+
+_TYPESTORE: Any = None
+
+
+class BagError(RcSimError):
+    """A bag is missing, corrupt, empty or lacks a needed topic."""
+
+
+def typestore() -> Any:
+    """The shared rosbags typestore (ROS 2 Humble definitions + ackermann_msgs)."""
+    global _TYPESTORE
+    if _TYPESTORE is None:
+        from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+        ts = get_typestore(Stores.ROS2_HUMBLE)
+        types: dict[str, Any] = {}
+        types.update(get_types_from_msg(ACKERMANN_DRIVE_MSG, 'ackermann_msgs/msg/AckermannDrive'))
+        types.update(get_types_from_msg(ACKERMANN_DRIVE_STAMPED_MSG,
+                                        'ackermann_msgs/msg/AckermannDriveStamped'))
+        ts.register(types)
+        _TYPESTORE = ts
+    return _TYPESTORE
+
+
+# --------------------------------------------------------------------------- message builders
+def _t(name: str) -> Any:
+    return typestore().types[name]
+
+
+def stamp(t_ns: int) -> Any:
+    """builtin_interfaces/Time of a time in integer nanoseconds."""
+    sec, nanosec = divmod(int(t_ns), 1_000_000_000)
+    return _t('builtin_interfaces/msg/Time')(sec=sec, nanosec=nanosec)
+
+
+def _header(t_ns: int, frame_id: str) -> Any:
+    return _t('std_msgs/msg/Header')(stamp=stamp(t_ns), frame_id=frame_id)
+
+
+def _quaternion_yaw(yaw: float) -> Any:
+    return _t('geometry_msgs/msg/Quaternion')(x=0.0, y=0.0, z=math.sin(0.5 * yaw),
+                                             w=math.cos(0.5 * yaw))
+
+
+def _vec(x: float, y: float, z: float) -> Any:
+    return _t('geometry_msgs/msg/Vector3')(x=float(x), y=float(y), z=float(z))
+
+
+def clock_msg(t_ns: int) -> Any:
+    """rosgraph_msgs/Clock."""
+    return _t('rosgraph_msgs/msg/Clock')(clock=stamp(t_ns))
+
+
+def float64_msg(value: float) -> Any:
+    """std_msgs/Float64."""
+    return _t('std_msgs/msg/Float64')(data=float(value))
+
+
+def twist_msg(linear_x: float, angular_z: float) -> Any:
+    """geometry_msgs/Twist with linear.x and angular.z."""
+    return _t('geometry_msgs/msg/Twist')(linear=_vec(linear_x, 0.0, 0.0),
+                                        angular=_vec(0.0, 0.0, angular_z))
+
+
+def odometry_msg(t_ns: int, x: float, y: float, yaw: float, vx: float, vy: float,
+                 yaw_rate: float, frame_id: str = 'odom', child_frame_id: str = 'base_link',
+                 pose_covariance: npt.ArrayLike | None = None,
+                 twist_covariance: npt.ArrayLike | None = None) -> Any:
+    """nav_msgs/Odometry: pose in ``frame_id``, twist in ``child_frame_id`` (REP 105)."""
+    pose = _t('geometry_msgs/msg/Pose')(
+        position=_t('geometry_msgs/msg/Point')(x=float(x), y=float(y), z=0.0),
+        orientation=_quaternion_yaw(float(yaw)))
+    pc = np.zeros(36) if pose_covariance is None else np.asarray(pose_covariance, np.float64)
+    tc = np.zeros(36) if twist_covariance is None else np.asarray(twist_covariance, np.float64)
+    return _t('nav_msgs/msg/Odometry')(
+        header=_header(t_ns, frame_id), child_frame_id=child_frame_id,
+        pose=_t('geometry_msgs/msg/PoseWithCovariance')(pose=pose, covariance=pc),
+        twist=_t('geometry_msgs/msg/TwistWithCovariance')(
+            twist=_t('geometry_msgs/msg/Twist')(linear=_vec(vx, vy, 0.0),
+                                               angular=_vec(0.0, 0.0, yaw_rate)),
+            covariance=tc))
+
+
+def tf_msg(t_ns: int, x: float, y: float, yaw: float, frame_id: str = 'odom',
+           child_frame_id: str = 'base_link') -> Any:
+    """tf2_msgs/TFMessage with one planar transform."""
+    transform = _t('geometry_msgs/msg/Transform')(
+        translation=_vec(x, y, 0.0), rotation=_quaternion_yaw(float(yaw)))
+    stamped = _t('geometry_msgs/msg/TransformStamped')(
+        header=_header(t_ns, frame_id), child_frame_id=child_frame_id, transform=transform)
+    return _t('tf2_msgs/msg/TFMessage')(transforms=[stamped])
+
+
+def imu_msg(t_ns: int, yaw: float, yaw_rate: float, accel_x: float, accel_y: float,
+            accel_z: float, frame_id: str = 'imu_link') -> Any:
+    """sensor_msgs/Imu: orientation (yaw only), angular velocity, specific force [m/s^2]."""
+    cov = np.zeros(9)
+    return _t('sensor_msgs/msg/Imu')(
+        header=_header(t_ns, frame_id), orientation=_quaternion_yaw(float(yaw)),
+        orientation_covariance=cov, angular_velocity=_vec(0.0, 0.0, yaw_rate),
+        angular_velocity_covariance=cov, linear_acceleration=_vec(accel_x, accel_y, accel_z),
+        linear_acceleration_covariance=cov)
+
+
+def joint_state_msg(t_ns: int, names: Sequence[str], position: npt.ArrayLike,
+                    velocity: npt.ArrayLike) -> Any:
+    """sensor_msgs/JointState (effort left empty)."""
+    return _t('sensor_msgs/msg/JointState')(
+        header=_header(t_ns, ''), name=list(names),
+        position=np.asarray(position, dtype=np.float64),
+        velocity=np.asarray(velocity, dtype=np.float64), effort=np.zeros(0))
+
+
+def laser_scan_msg(t_ns: int, ranges: npt.ArrayLike, angle_min: float, angle_increment: float,
+                   range_min: float, range_max: float, scan_time: float,
+                   intensities: npt.ArrayLike | None = None, frame_id: str = 'laser') -> Any:
+    """sensor_msgs/LaserScan (float32 ranges; +-inf per REP 117)."""
+    r = np.asarray(ranges, dtype=np.float32)
+    inten = np.zeros(0, np.float32) if intensities is None else np.asarray(intensities, np.float32)
+    return _t('sensor_msgs/msg/LaserScan')(
+        header=_header(t_ns, frame_id), angle_min=float(angle_min),
+        angle_max=float(angle_min + angle_increment * (len(r) - 1)),
+        angle_increment=float(angle_increment), time_increment=0.0, scan_time=float(scan_time),
+        range_min=float(range_min), range_max=float(range_max), ranges=r, intensities=inten)
+
+
+def path_msg(t_ns: int, x: npt.ArrayLike, y: npt.ArrayLike, yaw: npt.ArrayLike,
+             frame_id: str = 'odom') -> Any:
+    """nav_msgs/Path of planar poses (e.g. ``/reference_path``)."""
+    poses = [_t('geometry_msgs/msg/PoseStamped')(
+        header=_header(t_ns, frame_id),
+        pose=_t('geometry_msgs/msg/Pose')(
+            position=_t('geometry_msgs/msg/Point')(x=float(px), y=float(py), z=0.0),
+            orientation=_quaternion_yaw(float(pyaw))))
+        for px, py, pyaw in zip(np.ravel(x), np.ravel(y), np.ravel(yaw))]
+    return _t('nav_msgs/msg/Path')(header=_header(t_ns, frame_id), poses=poses)
+
+
+# --------------------------------------------------------------------------- writing
+class BagWriter:
+    """Atomic rosbag2 writer: ``with BagWriter(out) as bag: bag.write(topic, type, t_ns, msg)``.
+
+    The bag is built in a temporary directory next to ``path`` and renamed on success; other files
+    (plots, summaries) may be put into :attr:`directory` before the ``with`` block ends.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, storage: str = 'sqlite3',
+                 force: bool = False) -> None:
+        if storage not in STORAGES:
+            raise ConfigError(f'unknown bag storage {storage!r} (choose one of '
+                              f'{", ".join(STORAGES)})')
+        self.path = Path(path)
+        self.storage = storage
+        self.force = force
+        self._stack: ExitStack | None = None
+        self._writer: Any = None
+        self._connections: dict[str, Any] = {}
+        self._tmp: Path | None = None
+        self.counts: dict[str, int] = {}
+
+    @property
+    def directory(self) -> Path:
+        """The (temporary) bag directory while writing."""
+        if self._tmp is None:
+            raise OutputError(f'{self.path}: bag is not open')
+        return self._tmp
+
+    def __enter__(self) -> BagWriter:
+        from rosbags.rosbag2 import StoragePlugin, Writer
+
+        stack = ExitStack()
+        self._tmp = stack.enter_context(atomic_output_dir(self.path, force=self.force))
+        plugin = StoragePlugin.SQLITE3 if self.storage == 'sqlite3' else StoragePlugin.MCAP
+        try:
+            self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
+            self._writer.open()
+        except Exception as exc:  # noqa: BLE001 - any storage failure is an output error
+            stack.close()
+            raise OutputError(f'{self.path}: cannot create bag ({exc})') from None
+        self._stack = stack
+        return self
+
+    def write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
+        """Serialize ``msg`` (a typestore message of ``msgtype``) on ``topic`` at ``t_ns``."""
+        conn = self._connections.get(topic)
+        ts = typestore()
+        if conn is None:
+            conn = self._writer.add_connection(topic, msgtype, typestore=ts)
+            self._connections[topic] = conn
+            self.counts[topic] = 0
+        elif conn.msgtype != msgtype:
+            raise ConfigError(f'{self.path}: topic {topic} written as {conn.msgtype} and {msgtype}')
+        self._writer.write(conn, int(t_ns), ts.serialize_cdr(msg, msgtype))
+        self.counts[topic] += 1
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        assert self._stack is not None and self._tmp is not None
+        stack, tmp = self._stack, self._tmp
+        self._stack = None
+        try:
+            self._writer.close()
+            if exc_type is None:
+                _rename_storage_file(tmp, self.path.name)
+        except Exception as err:  # noqa: BLE001
+            if exc_type is None:
+                stack.__exit__(type(err), err, err.__traceback__)
+                raise OutputError(f'{self.path}: cannot finish bag ({err})') from None
+        stack.__exit__(exc_type, exc, tb)
+        self._tmp = None
+
+
+def _rename_storage_file(bag_dir: Path, final_name: str) -> None:
+    """rosbags names the storage file after the (temporary) directory; use the final name."""
+    meta = bag_dir / 'metadata.yaml'
+    text = meta.read_text(encoding='utf-8')
+    for old in bag_dir.glob(f'{bag_dir.name}.*'):
+        new_name = final_name + old.name[len(bag_dir.name):]
+        old.rename(bag_dir / new_name)
+        text = text.replace(old.name, new_name)
+    meta.write_text(text, encoding='utf-8')
+
+
+# --------------------------------------------------------------------------- reading
+@contextmanager
+def open_bag(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """An open ``rosbags.highlevel.AnyReader`` over a bag (directory, .db3/.mcap file, ROS 1 .bag).
+
+    Raises:
+        BagError: one line when the bag is missing, not a bag, corrupt or holds no messages.
+    """
+    from rosbags.highlevel import AnyReader
+
+    p = Path(path)
+    if not p.exists():
+        raise BagError(f'bag {str(p)!r} not found')
+    if p.is_file() and p.suffix in ('.db3', '.mcap'):
+        if not (p.parent / 'metadata.yaml').is_file():
+            raise BagError(f'{p}: no metadata.yaml next to it (give the rosbag2 directory)')
+        p = p.parent
+    elif p.is_dir() and not (p / 'metadata.yaml').is_file():
+        raise BagError(f'{p}: not a rosbag2 directory (no metadata.yaml)')
+    elif p.is_file() and p.suffix != '.bag':
+        raise BagError(f'{p}: not a bag (expected a rosbag2 directory, .db3, .mcap or .bag)')
+    try:
+        reader = AnyReader([p], default_typestore=typestore())
+        reader.open()
+    except Exception as exc:  # noqa: BLE001 - rosbags raises many types for corrupt files
+        raise BagError(f'{p}: cannot read bag ({_one_line(exc)})') from None
+    try:
+        if reader.message_count == 0:
+            raise BagError(f'{p}: bag holds no messages')
+        yield reader
+    finally:
+        reader.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f'{type(exc).__name__}: {text[0]}' if text else type(exc).__name__
+
+
+def require_topics(reader: Any, topics: Iterable[str], path: str | os.PathLike[str] = 'bag'
+                   ) -> dict[str, str]:
+    """Topic -> message type of the bag; BagError naming the first missing topic."""
+    have = {c.topic: c.msgtype for c in reader.connections}
+    for topic in topics:
+        if topic not in have:
+            listed = ', '.join(sorted(have)) or 'none'
+            raise BagError(f'{path}: topic {topic} not in bag (it has: {listed})')
+    return have
+
+
+def read_topic(reader: Any, topic: str) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """Receive times [ns] and deserialized messages of one topic, in time order."""
+    conns = [c for c in reader.connections if c.topic == topic]
+    if not conns:
+        raise BagError(f'topic {topic} not in bag')
+    times: list[int] = []
+    msgs: list[Any] = []
+    try:
+        for conn, t_ns, raw in reader.messages(connections=conns):
+            times.append(t_ns)
+            msgs.append(reader.deserialize(raw, conn.msgtype))
+    except Exception as exc:  # noqa: BLE001
+        raise BagError(f'topic {topic}: cannot decode messages ({_one_line(exc)})') from None
+    return np.asarray(times, dtype=np.int64), msgs
+
+
+# --------------------------------------------------------------------------- simulation results
+def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] | None = None,
+                     extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
+    """Write every stream of a :class:`~rc_sim_engine.simulator.SimResult` in time order.
+
+    Topics (docs/conventions.md): /clock, /cmd_vel, /steering_angle, /rear_wheel_speed,
+    /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw with an error model). With several cars,
+    car i's topics and frames get the prefix ``namespaces[i]`` (default ``car_<i>``). ``extra`` adds
+    caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
+    """
+    from rc_sim_engine.sensors import JOINT_NAMES
+
+    n = result.n_cars
+    if namespaces is None:
+        namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
+    if len(namespaces) != n:
+        raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
+    items: list[tuple[int, int, str, str, Callable[[], Any]]] = []
+
+    def add(t_ns: int, order: int, topic: str, msgtype: str, build: Callable[[], Any]) -> None:
+        items.append((int(t_ns), order, topic, msgtype, build))
+
+    s = result.streams
+    for t_ns in s['clock']['t_ns']:
+        add(t_ns, 0, '/clock', 'rosgraph_msgs/msg/Clock', lambda t=t_ns: clock_msg(t))
+    sens = result.params[0].sensors
+    scan_time = 1.0 / sens.lidar_update_rate
+    for i, ns in enumerate(namespaces):
+        top = (lambda name, ns=ns: f'/{ns}/{name}' if ns else f'/{name}')
+        frame = (lambda name, ns=ns: f'{ns}/{name}' if ns else name)
+        c = s['commands']
+        for k, t_ns in enumerate(c['t_ns']):
+            v, w = float(c['linear_x'][k, i]), float(c['angular_z'][k, i])
+            if math.isfinite(v) and math.isfinite(w):
+                add(t_ns, 1, top('cmd_vel'), 'geometry_msgs/msg/Twist',
+                    lambda v=v, w=w: twist_msg(v, w))
+            if bool(c['accepted'][k, i]):
+                add(t_ns, 2, top('steering_angle'), 'std_msgs/msg/Float64',
+                    lambda x=float(c['steering_angle'][k, i]): float64_msg(x))
+                add(t_ns, 3, top('rear_wheel_speed'), 'std_msgs/msg/Float64',
+                    lambda x=float(c['wheel_speed'][k, i]): float64_msg(x))
+        o = s['odom']
+        odom_frame, base = frame('odom'), frame('base_link')
+        for k, t_ns in enumerate(o['t_ns']):
+            row = [float(o[key][k, i]) for key in ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate')]
+            add(t_ns, 4, top('odom'), 'nav_msgs/msg/Odometry',
+                lambda t=t_ns, r=row, f=odom_frame, b=base: odometry_msg(
+                    t, *r, frame_id=f, child_frame_id=b))
+            add(t_ns, 5, '/tf', 'tf2_msgs/msg/TFMessage',
+                lambda t=t_ns, r=row, f=odom_frame, b=base: tf_msg(t, r[0], r[1], r[2], f, b))
+        m = s['imu']
+        for k, t_ns in enumerate(m['t_ns']):
+            row = [float(m[key][k, i]) for key in ('yaw', 'yaw_rate', 'fx', 'fy', 'fz')]
+            add(t_ns, 6, top('imu'), 'sensor_msgs/msg/Imu',
+                lambda t=t_ns, r=row, f=frame('imu_link'): imu_msg(t, *r, frame_id=f))
+        j = s['joints']
+        for k, t_ns in enumerate(j['t_ns']):
+            add(t_ns, 7, top('joint_states'), 'sensor_msgs/msg/JointState',
+                lambda t=t_ns, p=j['position'][k, i], v=j['velocity'][k, i]:
+                joint_state_msg(t, JOINT_NAMES, p, v))
+        sc = s['scan']
+        if len(sc.get('t_ns', ())):
+            fan = dict(angle_min=sens.lidar_angle_min, angle_increment=sens.lidar_angle_increment,
+                       range_min=sens.lidar_range_min, range_max=sens.lidar_range_max,
+                       scan_time=scan_time, frame_id=frame('laser'))
+            for k, t_ns in enumerate(sc['t_ns']):
+                if 'raw' in sc:
+                    add(t_ns, 8, top('scan_raw'), 'sensor_msgs/msg/LaserScan',
+                        lambda t=t_ns, r=sc['raw'][k, i], f=fan: laser_scan_msg(t, r, **f))
+                if not bool(sc['lost'][k, i]):
+                    stamp_ns = int(sc['stamp_ns'][k, i])
+                    add(max(int(t_ns), stamp_ns), 9, top('scan'), 'sensor_msgs/msg/LaserScan',
+                        lambda t=stamp_ns, r=sc['ranges'][k, i], f=fan: laser_scan_msg(
+                            t, r, **f))
+    for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
+        add(t_ns, 10 + order, topic, msgtype, lambda m=msg: m)
+    items.sort(key=lambda it: (it[0], it[1]))
+    for t_ns, _, topic, msgtype, build in items:
+        bag.write(topic, msgtype, t_ns, build())

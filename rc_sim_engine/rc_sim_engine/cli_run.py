@@ -1,0 +1,235 @@
+"""``rcsim run``: simulate a scenario in a world with the embedded engine and write a bag + plots.
+
+    rcsim run --world basic_track --scenario figure_eight --out runs/eight
+
+Scenarios: a named manoeuvre of :func:`rc_sim_control.commands.manoeuvre`, a scenario shipped in
+``rc_sim_engine/config/scenarios/<name>.yaml`` (e.g. ``basic_track_lap``), a scenario YAML file
+(:func:`rc_sim_control.commands.load_sequence`), or the ``/cmd_vel`` of an existing bag
+(``--cmd-vel-bag``). The output directory is a rosbag2 bag (sqlite3 by default) that also holds
+``trajectory.png``, ``signals.png`` and ``summary.yaml``; it appears only when the run succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+import sys
+from typing import Any
+import warnings
+
+__all__ = ['command', 'register', 'scenario_path', 'sequence_from_bag']
+
+
+def register(subparsers: Any) -> None:
+    """Add ``rcsim run`` to the top-level parser."""
+    p = subparsers.add_parser(
+        'run', help='simulate a scenario with the embedded engine; write a bag and plots',
+        description=__doc__.split('\n\n')[0] + ' Writes /clock, /cmd_vel, /steering_angle, '
+        '/rear_wheel_speed, /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw).',
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument('--world', default='basic_track', help='world name or SDF file')
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument('--scenario', help='manoeuvre name (line, circle_left, figure_eight, ...), '
+                     'shipped scenario name or scenario YAML file')
+    src.add_argument('--cmd-vel-bag', metavar='BAG', help='replay the /cmd_vel of this bag')
+    p.add_argument('--out', required=True, help='output bag directory')
+    p.add_argument('--params', metavar='YAML', help='vehicle override YAML (partial vehicle.yaml)')
+    p.add_argument('--duration', type=float, help='simulated time [s] (default: scenario end + '
+                   '1 s to come to rest)')
+    p.add_argument('--model', default='single_track', help='vehicle model (rc_sim_engine.models)')
+    p.add_argument('--tyre-model', help='lateral tyre model override (linear, fiala, pacejka)')
+    p.add_argument('--lidar-errors', metavar='PRESET|YAML',
+                   help='lidar error preset (ideal, hokuyo_ust10lx, ...) or YAML file')
+    p.add_argument('--seed', type=int, default=0, help='seed of every random generator')
+    p.add_argument('--storage', choices=('sqlite3', 'mcap'), default='sqlite3',
+                   help='bag storage (sqlite3 is what Humble reads by default)')
+    p.add_argument('--realtime-factor', type=float, default=0.0,
+                   help='pace the loop at this multiple of real time (0: as fast as possible)')
+    p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'),
+                   help='base_link start pose in odom (default: the world\'s spawn pose, moved '
+                   'to the nearest free pose when the scenario would hit a wall there)')
+    p.add_argument('--speed', type=float, help='manoeuvre speed [m/s] (named manoeuvres)')
+    p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, figure eight)')
+    p.add_argument('--mode', default='yaw_rate', choices=('curvature', 'radius',
+                                                          'steering_angle', 'yaw_rate'),
+                   help='mapper mode of the /cmd_vel in --cmd-vel-bag')
+    p.add_argument('--collision', default='stop', choices=('stop', 'bounce', 'ignore'),
+                   help='response when the car touches an obstacle')
+    p.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    p.add_argument('--force', action='store_true', help='overwrite an existing output')
+    p.set_defaults(func=command)
+
+
+def scenario_path(name: str) -> Path | None:
+    """Shipped scenario file ``config/scenarios/<name>.yaml`` of rc_sim_engine, if any."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.paths import share_path
+
+    try:
+        path = share_path(f'config/scenarios/{name}.yaml', package='rc_sim_engine')
+    except ConfigError:
+        return None
+    return path if path.is_file() else None
+
+
+def sequence_from_bag(path: str, mode: str) -> Any:
+    """CommandSequence from the ``/cmd_vel`` (geometry_msgs/Twist) of a bag; time 0 = first one."""
+    import numpy as np
+
+    from rc_sim_control.commands import CommandSequence
+    from rc_sim_engine.bagio import BagError, open_bag, read_topic, require_topics
+
+    with open_bag(path) as reader:
+        types = require_topics(reader, ['/cmd_vel'], path)
+        if types['/cmd_vel'] not in ('geometry_msgs/msg/Twist', 'geometry_msgs/msg/TwistStamped'):
+            raise BagError(f'{path}: /cmd_vel has type {types["/cmd_vel"]}, expected '
+                           'geometry_msgs/msg/Twist')
+        t_ns, msgs = read_topic(reader, '/cmd_vel')
+    twists = [getattr(m, 'twist', m) for m in msgs]
+    t = (t_ns - t_ns[0]) * 1e-9
+    v = np.array([tw.linear.x for tw in twists], dtype=np.float64)
+    w = np.array([tw.angular.z for tw in twists], dtype=np.float64)
+    keep = np.append(np.diff(t) > 0, True)  # equal receive times: the last message wins
+    return CommandSequence(t[keep], v[keep], w[keep], mode, name=Path(path).name,
+                           description=f'/cmd_vel of {path}', _source=f'{path}: /cmd_vel')
+
+
+def _sequence(args: argparse.Namespace, params: Any) -> Any:
+    from rc_sim_control.commands import MANOEUVRES, load_sequence, manoeuvre
+    from rc_sim_description.errors import ConfigError
+
+    if args.cmd_vel_bag:
+        return sequence_from_bag(args.cmd_vel_bag, args.mode)
+    name = args.scenario
+    kwargs = {key: getattr(args, key) for key in ('speed', 'radius')
+              if getattr(args, key) is not None}
+    if name in MANOEUVRES:
+        return manoeuvre(name, params, **kwargs)
+    if kwargs:
+        raise ConfigError(f'--speed/--radius apply to named manoeuvres, not to {name!r}')
+    path = Path(name)
+    if path.suffix in ('.yaml', '.yml') or path.is_file():
+        return load_sequence(path)
+    shipped = scenario_path(name)
+    if shipped is not None:
+        return load_sequence(shipped)
+    raise ConfigError(f'unknown scenario {name!r} (a manoeuvre: {", ".join(MANOEUVRES)}; '
+                      'or a scenario YAML file)')
+
+
+def _lidar_errors(spec: str | None) -> Any:
+    if spec is None:
+        return None
+    from rc_sim_sensors.lidar_config import PRESETS, LidarErrorConfig
+
+    if spec in PRESETS:
+        return LidarErrorConfig.from_preset(spec)
+    return LidarErrorConfig.from_yaml(spec)
+
+
+def _positive(name: str, value: float | None) -> None:
+    from rc_sim_description.errors import ConfigError
+
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise ConfigError(f'{name}: must be a finite number > 0, got {value!r}')
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run ``rcsim run``; returns the exit status (user errors raise RcSimError)."""
+    import time
+
+    import yaml
+
+    from rc_sim_description.atomic import check_output_path
+    from rc_sim_description.cli_support import progress
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.paths import world_path
+    from rc_sim_description.worlds import spawn_pose
+    from rc_sim_engine.bagio import BagWriter, write_sim_result
+    from rc_sim_engine.simulator import SimConfig, Simulator
+    from rc_sim_engine.start_pose import choose_start
+    from rc_sim_engine.world import SdfWarning, load_world
+
+    wall0 = time.perf_counter()
+    _positive('--duration', args.duration)
+    if not (math.isfinite(args.realtime_factor) and args.realtime_factor >= 0):
+        raise ConfigError(f'--realtime-factor: must be >= 0, got {args.realtime_factor!r}')
+    if args.seed < 0:
+        raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
+    check_output_path(args.out, force=args.force)
+    params = load_vehicle_params(overrides=[args.params] if args.params else [])
+    wpath = world_path(args.world)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', SdfWarning)
+        world = load_world(wpath)
+    for w in caught:
+        print(f'warning: {w.message}', file=sys.stderr)
+    seq = _sequence(args, params)
+    config = SimConfig(model=args.model, tyre_model=args.tyre_model,
+                       lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
+                       realtime_factor=args.realtime_factor, collision_response=args.collision)
+    if args.start is not None:
+        if not all(math.isfinite(v) for v in args.start):
+            raise ConfigError(f'--start: must be finite numbers, got {args.start}')
+        start = tuple(args.start)
+        note = ''
+    else:
+        spawn = spawn_pose(wpath)
+        choice = choose_start(world, params, seq, (spawn.x, spawn.y, spawn.yaw))
+        start = (choice.x, choice.y, choice.yaw)
+        note = (f' (moved from the spawn pose {spawn.x:g}, {spawn.y:g}, {spawn.yaw:g}: the '
+                f'scenario does not fit there)' if choice.moved else '')
+    sim = Simulator(params, world, config, start=start)
+    duration = args.duration
+    label = seq.name or 'scenario'
+    total = duration if duration is not None else float(seq.t[-1])
+    with progress(f'simulating {label}', total=total) as bar:
+        result = sim.play(seq, duration, progress=bar.update)
+    with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
+        write_sim_result(bag, result)
+        plots = [] if args.no_plots else _plots(result, bag.directory, f'{world.name}: {label}')
+        summary = result.summary()
+        summary.update({'world': str(wpath), 'scenario': label, 'model': args.model,
+                        'seed': args.seed, 'start': [float(v) for v in start],
+                        'collision_events': [
+                            {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed}
+                            for e in result.collisions]})
+        (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
+                                                    encoding='utf-8')
+        counts = dict(bag.counts)
+    _print_summary(args, result, summary, counts, plots, start, note,
+                   time.perf_counter() - wall0)
+    return 0
+
+
+def _plots(result: Any, directory: Path, title: str) -> list[str]:
+    from rc_sim_engine.plots import save_run_plots
+
+    return [p.name for p in save_run_plots(result, directory, title)]
+
+
+def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any],
+                   counts: dict[str, int], plots: list[str], start: tuple[float, ...], note: str,
+                   wall: float) -> None:
+    out = Path(args.out)
+    lines = [
+        f'rcsim run: {result.world.name} / {summary["scenario"]} -> {out}',
+        f'  start pose          x={start[0]:.3f} m, y={start[1]:.3f} m, '
+        f'yaw={start[2]:.3f} rad{note}',
+        f'  simulated           {result.sim_time:.2f} s (model {args.model}, dt '
+        f'{result.config.dt * 1e3:g} ms)',
+        f'  distance            {summary["distance_m"][0]:.2f} m',
+        f'  max lateral accel   {summary["max_lateral_acceleration_mps2"][0]:.2f} m/s^2',
+        f'  collisions          {summary["collisions"][0]}',
+        f'  real-time factor    {result.realtime_factor:.0f}x (loop), '
+        f'{result.sim_time / wall:.0f}x (whole command, {wall:.2f} s)',
+        f'  bag                 {out} ({args.storage}, {sum(counts.values())} messages on '
+        f'{len(counts)} topics)',
+    ]
+    for e in result.collisions[:5]:
+        lines.append(f'  collision at t={e.t:.2f} s with {e.obstacle} at {abs(e.speed):.2f} m/s')
+    if plots:
+        lines.append(f'  plots               {", ".join(str(out / p) for p in plots)}')
+    print('\n'.join(lines))

@@ -1,0 +1,308 @@
+"""Vehicle models: pure right-hand sides ``dx = f(x, p)`` of the chassis ODE, registry
+:data:`MODELS`.
+
+The model inputs are the actuator outputs held in the state (``STEER`` = actual bicycle angle
+delta,
+``WHEEL_SPEED`` = rear wheel spin omega); the actuators (:mod:`rc_sim_engine.actuators`) move them.
+Each right-hand side fills the derivative of the chassis fields X, Y, YAW, VX, VY, YAW_RATE; the
+other fields get 0 (actuators are advanced by their own implicit sub-steps, the wheel joint angles
+by
+:func:`wheel_joint_rates` once per sub-step, which is plenty for /joint_states).
+
+**single_track** (dynamic bicycle at the CG; Rajamani, *Vehicle Dynamics and Control* §2.5, the ode
+simulator of seed 002 §5.4), body frame, front wheel free rolling, rear wheel driven by slip::
+
+    alpha_f = -atan2(v_fy, |v_fx|)  with (v_fx, v_fy) the front contact velocity in the wheel frame
+    alpha_r = -atan2(vy - lr r, |vx|)
+    kappa   = (R omega - vx) / max(|vx|, V_EPS),   Fx_r = Fz_r MF_long(kappa)
+    m (dvx/dt - vy r) = Fx_r - Fy_f sin(delta)
+    m (dvy/dt + vx r) = Fy_r + Fy_f cos(delta)
+    Iz dr/dt          = lf Fy_f cos(delta) - lr Fy_r
+
+with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pacejka). Axle loads
+are
+static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h /
+L``
+(ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the kinematic
+one,
+above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no 1/v anywhere,
+so standstill and reverse are NaN-free.
+
+**kinematic** (bicycle with no tyre slip, reference at the CG): yaw rate ``r* = vx tan(delta) /
+L``,
+lateral CG velocity ``vy* = lr r*``, ``dvx/dt = Fx_r / m`` (same rear slip drive). VY and YAW_RATE
+relax to their constrained values with time constant ``KINEMATIC_RELAXATION``; the stepper projects
+them exactly after every step of the pure kinematic model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+import math
+
+from numba import njit
+import numpy as np
+from numpy.typing import NDArray
+
+from rc_sim_description.errors import ConfigError
+from rc_sim_engine.packed import (
+    P_CF,
+    P_CR,
+    P_G,
+    P_H,
+    P_IZ,
+    P_L,
+    P_LAT_B,
+    P_LAT_C,
+    P_LAT_D,
+    P_LAT_E,
+    P_LF,
+    P_LOAD_TRANSFER,
+    P_LON_B,
+    P_LON_C,
+    P_LON_D,
+    P_LON_E,
+    P_LR,
+    P_M,
+    P_MU_LAT,
+    P_R,
+    P_TRACK,
+    P_TYRE,
+)
+from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.tyres import lateral_force, mf_shape
+
+__all__ = [
+    'KINEMATIC_RELAXATION',
+    'MODELS',
+    'V_BLEND_HIGH',
+    'V_BLEND_LOW',
+    'V_EPS',
+    'VehicleModel',
+    'get_model',
+    'kinematic_rhs',
+    'model_rhs',
+    'single_track_forces',
+    'single_track_rhs',
+    'velocity_rates',
+    'wheel_joint_rates',
+]
+
+#: Below this |vx| [m/s] the single-track derivative is purely kinematic.
+V_BLEND_LOW = 0.5
+#: Above this |vx| [m/s] it is purely dynamic (smoothstep blend in between).
+V_BLEND_HIGH = 1.0
+#: Floor of the slip-ratio denominator [m/s] (keeps kappa finite at standstill).
+V_EPS = 0.2
+#: Time constant [s] pulling VY, YAW_RATE onto the kinematic constraint.
+KINEMATIC_RELAXATION = 0.02
+
+
+@njit(cache=True, error_model='numpy')
+def axle_loads(p: NDArray[np.float64], fx_rear: float) -> tuple[float, float]:
+    """(Fz_front, Fz_rear) [N]: static split, shifted by ``Fx_r h / L`` (= m ax h / L) if
+    enabled."""
+    m, g, L = p[P_M], p[P_G], p[P_L]
+    fz_f = m * g * p[P_LR] / L
+    fz_r = m * g * p[P_LF] / L
+    if p[P_LOAD_TRANSFER] > 0.5:
+        shift = fx_rear * p[P_H] / L
+        shift = max(-0.9 * fz_r, min(0.9 * fz_f, shift))
+        fz_f -= shift
+        fz_r += shift
+    return fz_f, fz_r
+
+
+@njit(cache=True, error_model='numpy')
+def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: float) -> float:
+    """``Fx_r = Fz_r MF_long(kappa)``, ``kappa = (R omega - vx) / max(|vx|, V_EPS)`` [N]."""
+    kappa = (p[P_R] * omega - vx) / max(abs(vx), V_EPS)
+    return fz_rear * mf_shape(kappa, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
+
+
+@njit(cache=True, error_model='numpy')
+def blend_weight(speed: float) -> float:
+    """C1 smoothstep 0 -> 1 of |vx| between V_BLEND_LOW and V_BLEND_HIGH."""
+    s = (abs(speed) - V_BLEND_LOW) / (V_BLEND_HIGH - V_BLEND_LOW)
+    if s <= 0.0:
+        return 0.0
+    if s >= 1.0:
+        return 1.0
+    return s * s * (3.0 - 2.0 * s)
+
+
+@njit(cache=True, error_model='numpy')
+def kinematic_rates(vx: float, vy: float, r: float, tan_delta: float, fx_r: float,
+                    p: NDArray[np.float64]) -> tuple[float, float, float]:
+    """(dvx, dvy, dr) of the kinematic bicycle, relaxed onto ``r* = vx tan(delta)/L, vy* = lr
+    r*``."""
+    L, lr = p[P_L], p[P_LR]
+    dvx = fx_r / p[P_M]
+    r_star = vx * tan_delta / L
+    dr = dvx * tan_delta / L + (r_star - r) / KINEMATIC_RELAXATION
+    dvy = lr * dvx * tan_delta / L + (lr * r_star - vy) / KINEMATIC_RELAXATION
+    return dvx, dvy, dr
+
+
+@njit(cache=True, error_model='numpy')
+def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                        omega: float, p: NDArray[np.float64]
+                        ) -> tuple[float, float, float, float, float]:
+    """(Fy_front, Fy_rear, Fx_rear, alpha_front, alpha_rear) of the dynamic single track [N,
+    rad]."""
+    lf, lr = p[P_LF], p[P_LR]
+    fz_f0, fz_r0 = axle_loads(p, 0.0)
+    fx_r = rear_drive_force(vx, omega, p, fz_r0)
+    fz_f, fz_r = fz_f0, fz_r0
+    if p[P_LOAD_TRANSFER] > 0.5:
+        fz_f, fz_r = axle_loads(p, fx_r)
+        fx_r = rear_drive_force(vx, omega, p, fz_r)
+    vfy_body = vy + lf * r
+    v_fx = vx * cos_delta + vfy_body * sin_delta
+    v_fy = -vx * sin_delta + vfy_body * cos_delta
+    alpha_f = -math.atan2(v_fy, abs(v_fx))
+    alpha_r = -math.atan2(vy - lr * r, abs(vx))
+    tyre = int(p[P_TYRE])
+    mu = p[P_MU_LAT]
+    B, C, D, E = p[P_LAT_B], p[P_LAT_C], p[P_LAT_D], p[P_LAT_E]
+    fy_f = lateral_force(tyre, alpha_f, p[P_CF] * fz_f / fz_f0, mu, fz_f, B, C, D, E)
+    fy_r = lateral_force(tyre, alpha_r, p[P_CR] * fz_r / fz_r0, mu, fz_r, B, C, D, E)
+    return fy_f, fy_r, fx_r, alpha_f, alpha_r
+
+
+@njit(cache=True, error_model='numpy')
+def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                       tan_delta: float, omega: float, p: NDArray[np.float64]
+                       ) -> tuple[float, float, float]:
+    """(dvx, dvy, dr): dynamic single track blended with the kinematic one at low |vx|."""
+    w = blend_weight(vx)
+    fy_f, fy_r, fx_r, _, _ = single_track_forces(vx, vy, r, cos_delta, sin_delta, omega, p)
+    dvx = dvy = dr = 0.0
+    if w > 0.0:
+        m = p[P_M]
+        dvx = w * ((fx_r - fy_f * sin_delta) / m + vy * r)
+        dvy = w * ((fy_r + fy_f * cos_delta) / m - vx * r)
+        dr = w * (p[P_LF] * fy_f * cos_delta - p[P_LR] * fy_r) / p[P_IZ]
+    if w < 1.0:
+        kx, ky, kr = kinematic_rates(vx, vy, r, tan_delta, fx_r, p)
+        dvx += (1.0 - w) * kx
+        dvy += (1.0 - w) * ky
+        dr += (1.0 - w) * kr
+    return dvx, dvy, dr
+
+
+@njit(cache=True, error_model='numpy')
+def kinematic_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                          tan_delta: float, omega: float, p: NDArray[np.float64]
+                          ) -> tuple[float, float, float]:
+    """(dvx, dvy, dr) of the kinematic model with the rear slip drive at static load."""
+    _, fz_r = axle_loads(p, 0.0)
+    return kinematic_rates(vx, vy, r, tan_delta, rear_drive_force(vx, omega, p, fz_r), p)
+
+
+@njit(cache=True, error_model='numpy')
+def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
+                   sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
+                   ) -> tuple[float, float, float]:
+    """Body-frame (dvx, dvy, dr) of the built-in model ``model_id`` (0 kinematic, 1 single
+    track)."""
+    if model_id == 0:
+        return kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
+    return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
+
+
+@njit(cache=True, error_model='numpy')
+def wheel_joint_rates(x: NDArray[np.float64], p: NDArray[np.float64], tan_delta: float
+                      ) -> tuple[float, float, float]:
+    """Spin rates [rad/s] of the rear, front-left and front-right wheel joints.
+
+    Front wheels roll freely at (lf, +-W/2) from the CG, steered by the Ackermann hinge angles
+    ``tan(delta_l,r) = L tan(delta) / (L -+ W/2 tan(delta))``
+    (rc_sim_control.ackermann.ackermann_split,
+    seed 000 eq. 4): rate = (v_wheel . heading) / R, with cos, sin of the hinge angle from its
+    tangent.
+    """
+    vx, vy, r = x[VX], x[VY], x[YAW_RATE]
+    L, lf, half, radius = p[P_L], p[P_LF], 0.5 * p[P_TRACK], p[P_R]
+    vyw = vy + r * lf
+    # heading (cos, sin) = (d, L tan) / hypot with d = L -+ W/2 tan (d > 0 within the steering
+    # range)
+    t = L * tan_delta
+    dl = L - half * tan_delta
+    dr = L + half * tan_delta
+    fl = ((vx - r * half) * dl + vyw * t) / (math.sqrt(dl * dl + t * t) * radius)
+    fr = ((vx + r * half) * dr + vyw * t) / (math.sqrt(dr * dr + t * t) * radius)
+    return x[WHEEL_SPEED], fl, fr
+
+
+@njit(cache=True, error_model='numpy')
+def model_rhs(model_id: int, x: NDArray[np.float64], p: NDArray[np.float64],
+              out: NDArray[np.float64]) -> None:
+    """``out = f(x, p)`` for the built-in model ``model_id``: pose and body velocity rates."""
+    out[:] = 0.0
+    yaw, vx, vy, r, delta = x[YAW], x[VX], x[VY], x[YAW_RATE], x[STEER]
+    c, s = math.cos(yaw), math.sin(yaw)
+    out[X] = vx * c - vy * s
+    out[Y] = vx * s + vy * c
+    out[YAW] = r
+    dvx, dvy, dr = velocity_rates(model_id, vx, vy, r, math.cos(delta), math.sin(delta),
+                                  math.tan(delta), x[WHEEL_SPEED], p)
+    out[VX] = dvx
+    out[VY] = dvy
+    out[YAW_RATE] = dr
+
+
+@njit(cache=True, error_model='numpy')
+def kinematic_rhs(x: NDArray[np.float64], p: NDArray[np.float64],
+                  out: NDArray[np.float64]) -> None:
+    """Kinematic bicycle ``out = f(x, p)`` (module docstring)."""
+    model_rhs(0, x, p, out)
+
+
+@njit(cache=True, error_model='numpy')
+def single_track_rhs(x: NDArray[np.float64], p: NDArray[np.float64],
+                     out: NDArray[np.float64]) -> None:
+    """Dynamic single track ``out = f(x, p)`` (module docstring)."""
+    model_rhs(1, x, p, out)
+
+
+@dataclass(frozen=True)
+class VehicleModel:
+    """A registered model: ``rhs(x, p, out)`` is a numba function filling ``out`` (N_STATE,).
+
+    ``kernel_id`` selects the compiled (cached) fast path; ``project_kinematic`` makes the stepper
+    put
+    VY and YAW_RATE exactly on the kinematic constraint after every step.
+    """
+
+    name: str
+    rhs: Callable[[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]], None]
+    kernel_id: int
+    project_kinematic: bool
+    doc: str
+
+    def derivative(self, x: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``dx = f(x, p)`` for one state row ``x`` and one packed parameter row ``p``."""
+        out = np.zeros(N_STATE)
+        self.rhs(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(p, dtype=float), out)
+        return out
+
+
+#: name -> model. To add one: write its ``rhs`` in its own module and add one line here (and a
+#: dispatch branch in :func:`model_rhs` for the compiled path).
+MODELS: dict[str, VehicleModel] = {
+    'kinematic': VehicleModel('kinematic', kinematic_rhs, 0, True,
+                              'kinematic bicycle, rear slip drive'),
+    'single_track': VehicleModel('single_track', single_track_rhs, 1, False,
+                                 'dynamic single track, tyre law from vehicle.yaml'),
+}
+
+
+def get_model(name: str) -> VehicleModel:
+    """Registered model by name; unknown name -> one-line :class:`ConfigError`."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ConfigError(f'unknown vehicle model {name!r} (choose from '
+                          f'{", ".join(MODELS)})') from None

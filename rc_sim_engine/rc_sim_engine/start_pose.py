@@ -1,0 +1,104 @@
+"""Choose a collision-free start pose for a command sequence in a world.
+
+The path a sequence will drive is predicted with the kinematic bicycle (x' = v cos psi,
+y' = v sin psi, psi' = v tan(delta) / L) fed with the mapper outputs of the control core
+(:func:`rc_sim_control.ackermann.map_sequence`), starting at the origin heading +x. A start pose is
+accepted when the conservative clearance (footprint bounding circle to the nearest obstacle,
+:func:`rc_sim_engine.collision.check_cars`) stays above ``margin`` along the whole path. The world's
+documented spawn pose is tried first; otherwise the nearest free pose on a grid (and the four
+headings) is returned, so a manoeuvre that does not fit on the track is still driven without crashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rc_sim_description.params import VehicleParams
+from rc_sim_engine.collision import WorldArrays, check_cars, footprint_from_params
+from rc_sim_engine.world import World
+
+__all__ = ['StartChoice', 'choose_start', 'predicted_path']
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class StartChoice:
+    """Chosen base_link start pose, whether it differs from the preferred one, and its clearance."""
+
+    x: float
+    y: float
+    yaw: float
+    moved: bool
+    clearance: float
+
+
+def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02
+                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Kinematic base_link path (x, y, yaw) of ``seq`` from the origin, heading +x."""
+    from rc_sim_control.ackermann import MapperConfig, map_sequence
+    from rc_sim_control.commands import sample
+
+    t = np.arange(0.0, float(seq.t[-1]) + dt, dt)
+    v_cmd, w_cmd = sample(seq, t)
+    mapped = map_sequence(t, v_cmd, w_cmd, MapperConfig.from_vehicle(params, mode=seq.mode))
+    v = np.asarray(mapped.wheel_speed) * params.geometry.wheel_radius
+    yaw_rate = v * np.tan(np.asarray(mapped.steering_angle)) / params.geometry.wheelbase
+    yaw = np.concatenate([[0.0], np.cumsum(yaw_rate[:-1] * dt)])
+    x = np.concatenate([[0.0], np.cumsum(v[:-1] * np.cos(yaw[:-1]) * dt)])
+    y = np.concatenate([[0.0], np.cumsum(v[:-1] * np.sin(yaw[:-1]) * dt)])
+    return x, y, yaw
+
+
+def _path_clearance(px: FloatArray, py: FloatArray, pyaw: FloatArray, starts: FloatArray,
+                    foot: FloatArray, world: WorldArrays) -> FloatArray:
+    """Minimum clearance along the path for each start pose (C, 3)."""
+    c, s = np.cos(starts[:, 2])[:, None], np.sin(starts[:, 2])[:, None]
+    wx = starts[:, 0:1] + c * px[None, :] - s * py[None, :]
+    wy = starts[:, 1:2] + s * px[None, :] + c * py[None, :]
+    wyaw = starts[:, 2:3] + pyaw[None, :]
+    rows = np.repeat(foot, wx.size, axis=0)
+    gap = check_cars(wx.ravel(), wy.ravel(), wyaw.ravel(), rows, world)[0]
+    return gap.reshape(wx.shape).min(axis=1)
+
+
+def choose_start(world: World, params: VehicleParams, seq: Any,
+                 preferred: tuple[float, float, float], *, margin: float = 0.05,
+                 spacing: float = 0.5, max_points: int = 150) -> StartChoice:
+    """The preferred pose if the sequence's path stays clear there, else the nearest clear one."""
+    x, y, yaw = predicted_path(seq, params)
+    keep = np.unique(np.linspace(0, len(x) - 1, min(len(x), max_points)).astype(int))
+    px, py, pyaw = x[keep], y[keep], yaw[keep]
+    foot_obj = footprint_from_params(params)
+    foot = np.array([[foot_obj.center_x, foot_obj.half_length, foot_obj.half_width]])
+    arrays = WorldArrays.from_world(world)
+    pref = np.array([preferred], dtype=np.float64)
+    if world.n_obstacles == 0:
+        return StartChoice(*preferred, moved=False, clearance=math.inf)
+    gap0 = float(_path_clearance(px, py, pyaw, pref, foot, arrays)[0])
+    if gap0 >= margin:
+        return StartChoice(*preferred, moved=False, clearance=gap0)
+    reach = float(np.max(np.hypot(px, py))) + 1.0
+    x0, x1, y0, y1 = world.bounds(reach)
+    gx, gy = np.meshgrid(np.arange(x0, x1 + spacing, spacing), np.arange(y0, y1 + spacing, spacing))
+    yaws = preferred[2] + np.array([0.0, 0.5, 1.0, 1.5]) * math.pi
+    cand = np.column_stack([np.repeat(gx.ravel(), len(yaws)), np.repeat(gy.ravel(), len(yaws)),
+                            np.tile(yaws, gx.size)])
+    order = np.argsort(np.hypot(cand[:, 0] - preferred[0], cand[:, 1] - preferred[1]),
+                       kind='stable')
+    cand = cand[order]
+    for lo in range(0, len(cand), 64):  # nearest first; stop at the first batch with a free pose
+        batch = cand[lo:lo + 64]
+        gaps = _path_clearance(px, py, pyaw, batch, foot, arrays)
+        ok = np.flatnonzero(gaps >= margin)
+        if len(ok):
+            k = int(ok[0])
+            yaw_k = (float(batch[k, 2]) + math.pi) % (2 * math.pi) - math.pi
+            return StartChoice(float(batch[k, 0]), float(batch[k, 1]), yaw_k, moved=True,
+                               clearance=float(gaps[k]))
+    return StartChoice(*preferred, moved=False, clearance=gap0)

@@ -1,0 +1,154 @@
+"""Tyre force laws of the embedded engine (pure functions, SI units, numba-compiled scalars).
+
+Sign convention (ISO-like, as in seed 002 §5.4): a positive slip angle ``alpha`` [rad] gives a
+positive
+lateral force; a positive slip ratio ``kappa`` (wheel faster than the ground, driving) gives a
+positive
+longitudinal force. Every law returns a force in newtons for a normal load ``fz`` [N].
+
+* linear:  ``Fy = C alpha``                                  (seed 002 §5.4, tyre_model 0)
+* Fiala:   ``Fy = C t - C^2 |t| t / (3 mu Fz) + C^3 t^3 / (27 mu^2 Fz^2)``, ``t = tan(alpha)``, and
+  ``Fy = mu Fz sign(alpha)`` beyond ``alpha_sl = atan(3 mu Fz / C)`` when saturated (Pacejka,
+  *Tire and
+  Vehicle Dynamics*, 3rd ed., §3.2 brush model; seed 002 §5.4 tyre_model 1 = saturated, 2 = not).
+* Magic Formula: ``F = Fz D sin(C atan(B x - E (B x - atan(B x))))`` with D a friction coefficient
+  (Pacejka & Bakker 1987; seed 002 §5.5.2, whose D is in newtons: see
+  :func:`seed_002_pacejka_preset`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, vectorize
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rc_sim_description.errors import ConfigError
+from rc_sim_description.params import PacejkaCoefficients
+from rc_sim_engine import _jit_cache  # noqa: F401  (must run before any cached kernel loads)
+
+__all__ = [
+    'SEED_002_WHEEL_LOAD',
+    'TYRE_IDS',
+    'fiala_lateral_force',
+    'linear_lateral_force',
+    'magic_formula',
+    'magic_formula_force',
+    'seed_002_pacejka_preset',
+]
+
+#: Tyre law ids used inside the compiled kernels (``fiala_unsaturated`` = seed 002 tyre_model 2).
+TYRE_IDS: dict[str, int] = {'linear': 0, 'fiala': 1, 'fiala_unsaturated': 2, 'pacejka': 3}
+
+#: Wheel normal load of the seed-002 table: M_tot g / 4 = 5.5922 kg * 9.8065 m/s^2 / 4 [N].
+SEED_002_WHEEL_LOAD = 5.5922 * 9.8065 / 4.0
+
+
+# --------------------------------------------------------------------------- compiled scalars
+@njit(cache=True, error_model='numpy')
+def mf_shape(x: float, B: float, C: float, D: float, E: float) -> float:
+    """Normalised Magic Formula ``D sin(C atan(B x - E (B x - atan(B x))))`` (force / Fz)."""
+    bx = B * x
+    if E == 0.0:
+        return D * math.sin(C * math.atan(bx))
+    return D * math.sin(C * math.atan(bx - E * (bx - math.atan(bx))))
+
+
+@njit(cache=True, error_model='numpy')
+def mf_slope(x: float, B: float, C: float, D: float, E: float) -> float:
+    """d/dx of :func:`mf_shape` (analytic chain rule)."""
+    bx = B * x
+    phi = bx - E * (bx - math.atan(bx))
+    dphi = B * (1.0 - E) + E * B / (1.0 + bx * bx)
+    return D * math.cos(C * math.atan(phi)) * C * dphi / (1.0 + phi * phi)
+
+
+@njit(cache=True, error_model='numpy')
+def fiala_scalar(alpha: float, c_alpha: float, mu: float, fz: float, saturate: bool) -> float:
+    """Fiala brush lateral force [N] (equation in the module docstring)."""
+    if fz <= 0.0 or mu <= 0.0:
+        return 0.0
+    mufz = mu * fz
+    t = math.tan(max(-1.5, min(1.5, alpha)))
+    if saturate and abs(t) >= 3.0 * mufz / c_alpha:
+        return math.copysign(mufz, alpha)
+    return (c_alpha * t - c_alpha * c_alpha * abs(t) * t / (3.0 * mufz)
+            + c_alpha ** 3 * t ** 3 / (27.0 * mufz * mufz))
+
+
+@njit(cache=True, error_model='numpy')
+def lateral_force(tyre_id: int, alpha: float, c_alpha: float, mu: float, fz: float, B: float,
+                  C: float, D: float, E: float) -> float:
+    """Lateral force [N] of the law ``tyre_id`` (see :data:`TYRE_IDS`)."""
+    if tyre_id == 0:
+        return c_alpha * alpha
+    if tyre_id == 1:
+        return fiala_scalar(alpha, c_alpha, mu, fz, True)
+    if tyre_id == 2:
+        return fiala_scalar(alpha, c_alpha, mu, fz, False)
+    return fz * mf_shape(alpha, B, C, D, E)
+
+
+# --------------------------------------------------------------------------- numpy API
+@vectorize(['float64(float64, float64, float64, float64, float64)'], cache=True)
+def _mf_vec(x: float, B: float, C: float, D: float, E: float) -> float:  # pragma: no cover
+    return mf_shape(x, B, C, D, E)
+
+
+@vectorize(['float64(float64, float64, float64, float64, boolean)'], cache=True)
+def _fiala_vec(alpha: float, c_alpha: float, mu: float, fz: float,
+               saturate: bool) -> float:  # pragma: no cover
+    return fiala_scalar(alpha, c_alpha, mu, fz, saturate)
+
+
+def magic_formula(x: ArrayLike, coefficients: PacejkaCoefficients) -> NDArray[np.float64]:
+    """``D sin(C atan(B x - E (B x - atan(B x))))``: force per unit normal load [-]."""
+    c = coefficients
+    return np.asarray(_mf_vec(np.asarray(x, dtype=float), c.B, c.C, c.D, c.E), dtype=float)
+
+
+def magic_formula_force(x: ArrayLike, fz: ArrayLike,
+                        coefficients: PacejkaCoefficients) -> NDArray[np.float64]:
+    """Magic Formula force [N] = ``fz * magic_formula(x)``."""
+    return np.asarray(fz, dtype=float) * magic_formula(x, coefficients)
+
+
+def linear_lateral_force(alpha: ArrayLike, cornering_stiffness: float) -> NDArray[np.float64]:
+    """``Fy = C alpha`` [N]."""
+    return cornering_stiffness * np.asarray(alpha, dtype=float)
+
+
+def fiala_lateral_force(alpha: ArrayLike, cornering_stiffness: float, mu: float, fz: ArrayLike,
+                        *, saturate: bool = True) -> NDArray[np.float64]:
+    """Fiala brush lateral force [N], saturated at ``mu fz`` beyond the sliding angle if asked."""
+    a, f = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(fz, dtype=float))
+    return np.asarray(_fiala_vec(a, float(cornering_stiffness), float(mu), f, bool(saturate)),
+                      dtype=float)
+
+
+def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
+                            ) -> tuple[PacejkaCoefficients, PacejkaCoefficients]:
+    """(lateral, longitudinal) Magic Formula coefficients of the seed-002 table (§5.5.2).
+
+    The seed's table (tuned on the figure eight of the MIT racecar) is::
+
+                 Fx (slip ratio)   Fy (slip angle)
+        B        3                 10
+        C        1.45              1.45
+        D        19.0569 N         1.371 N
+        E        0.52              0.97
+
+    Its D is a force in newtons at the seed's wheel load ``Fz = M_tot g / 4 = 13.71 N``. Our
+    vehicle.yaml stores D as a friction coefficient (force = Fz D at the peak), so D is converted
+    as
+    ``D_mu = D_N / Fz``: 19.0569 / 13.71 = 1.390 (longitudinal) and 1.371 / 13.71 = 0.1000
+    (lateral).
+    B, C, E are dimensionless and carry over. Use with ``params.with_values(pacejka_lateral=...)``
+    after ``dataclasses.asdict``, or pass to :func:`magic_formula`.
+    """
+    if not wheel_load > 0:
+        raise ConfigError(f'seed_002_pacejka_preset: wheel_load must be > 0 N, got {wheel_load!r}')
+    lateral = PacejkaCoefficients(B=10.0, C=1.45, D=1.371 / wheel_load, E=0.97)
+    longitudinal = PacejkaCoefficients(B=3.0, C=1.45, D=19.0569 / wheel_load, E=0.52)
+    return lateral, longitudinal

@@ -1,0 +1,137 @@
+"""rosbag2 output read back with rosbags; atomic writes; one-line errors for bad bags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from rc_sim_control.commands import CommandSequence
+from rc_sim_description.errors import OutputError
+from rc_sim_description.params import load_vehicle_params
+from rc_sim_engine.bagio import (
+    BagError,
+    BagWriter,
+    open_bag,
+    path_msg,
+    read_topic,
+    require_topics,
+    write_sim_result,
+)
+from rc_sim_engine.simulator import SimConfig, Simulator
+from rc_sim_engine.world import World
+
+P = load_vehicle_params()
+TOPICS = {
+    '/clock': 'rosgraph_msgs/msg/Clock',
+    '/cmd_vel': 'geometry_msgs/msg/Twist',
+    '/steering_angle': 'std_msgs/msg/Float64',
+    '/rear_wheel_speed': 'std_msgs/msg/Float64',
+    '/joint_states': 'sensor_msgs/msg/JointState',
+    '/odom': 'nav_msgs/msg/Odometry',
+    '/imu': 'sensor_msgs/msg/Imu',
+    '/scan': 'sensor_msgs/msg/LaserScan',
+    '/tf': 'tf2_msgs/msg/TFMessage',
+}
+
+
+@pytest.fixture(scope='module')
+def result():
+    world = World('w', 't', boxes=np.array([[3.0, 0.0, 0.0, 0.05, 2.0]]),
+                  box_z=np.array([[0.0, 0.3]]), box_names=('wall',))
+    seq = CommandSequence(np.array([0.0, 0.4, 1.0]), np.array([1.0, 1.0, 0.0]),
+                          np.array([0.0, 0.1, 0.0]), 'steering_angle')
+    return Simulator(P, world, SimConfig()).play(seq)
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_bag_round_trip(tmp_path: Path, result, storage: str) -> None:
+    out = tmp_path / 'run'
+    reference = path_msg(0, [0.0, 1.0], [0.0, 0.5], [0.0, 0.2])
+    with BagWriter(out, storage=storage) as bag:
+        write_sim_result(bag, result, extra=[('/reference_path', 'nav_msgs/msg/Path', 0,
+                                              reference)])
+        (bag.directory / 'note.txt').write_text('extra file', encoding='utf-8')
+    ext = '.db3' if storage == 'sqlite3' else '.mcap'
+    assert sorted(p.name for p in out.iterdir()) == sorted(['metadata.yaml', f'run{ext}',
+                                                             'note.txt'])
+    meta = yaml.safe_load((out / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    assert meta['version'] == 8 and meta['relative_file_paths'] == [f'run{ext}']
+    assert meta['storage_identifier'] == storage
+    with open_bag(out) as reader:
+        types = require_topics(reader, TOPICS, out)
+        for topic, msgtype in TOPICS.items():
+            assert types[topic] == msgtype
+        t_odom, odom = read_topic(reader, '/odom')
+        _, scans = read_topic(reader, '/scan')
+        _, paths = read_topic(reader, '/reference_path')
+        _, joints = read_topic(reader, '/joint_states')
+    s = result.streams
+    assert len(odom) == len(s['odom']['t_ns'])
+    np.testing.assert_array_equal(t_odom, s['odom']['t_ns'])
+    last = odom[-1]
+    assert last.header.frame_id == 'odom' and last.child_frame_id == 'base_link'
+    assert last.pose.pose.position.x == pytest.approx(s['odom']['x'][-1, 0])
+    yaw = 2 * np.arctan2(last.pose.pose.orientation.z, last.pose.pose.orientation.w)
+    assert yaw == pytest.approx(s['odom']['yaw'][-1, 0])
+    scan = scans[0]
+    assert scan.header.frame_id == 'laser' and len(scan.ranges) == P.sensors.lidar_samples
+    assert scan.angle_increment == pytest.approx(P.sensors.lidar_angle_increment, rel=1e-6)
+    np.testing.assert_array_equal(scan.ranges, s['scan']['ranges'][0, 0])
+    assert len(paths[0].poses) == 2
+    assert list(joints[0].name)[0] == 'front_left_steering_joint'
+
+
+def test_failed_write_leaves_nothing(tmp_path: Path, result) -> None:
+    out = tmp_path / 'broken'
+    with pytest.raises(RuntimeError), BagWriter(out) as bag:
+        write_sim_result(bag, result)
+        raise RuntimeError('boom')
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_output_needs_force(tmp_path: Path, result) -> None:
+    out = tmp_path / 'run'
+    out.mkdir()
+    with pytest.raises(OutputError, match='exists already'), BagWriter(out):
+        pass
+    with BagWriter(out, force=True) as bag:
+        write_sim_result(bag, result)
+    assert (out / 'run.db3').is_file()
+
+
+def test_open_bag_errors(tmp_path: Path) -> None:
+    with pytest.raises(BagError, match='not found'), open_bag(tmp_path / 'missing'):
+        pass
+    (tmp_path / 'plain').mkdir()
+    with pytest.raises(BagError, match='no metadata.yaml'), open_bag(tmp_path / 'plain'):
+        pass
+    junk = tmp_path / 'junk.txt'
+    junk.write_text('x')
+    with pytest.raises(BagError, match='not a bag'), open_bag(junk):
+        pass
+    empty = tmp_path / 'empty'
+    with BagWriter(empty):
+        pass
+    with pytest.raises(BagError, match='no messages') as info, open_bag(empty):
+        pass
+    assert '\n' not in str(info.value)
+    corrupt = tmp_path / 'corrupt'
+    with BagWriter(corrupt) as bag:
+        bag.write('/x', 'std_msgs/msg/Float64', 0,
+                  __import__('rc_sim_engine.bagio').bagio.float64_msg(1.0))
+    (corrupt / 'corrupt.db3').write_bytes(b'this is not sqlite' * 100)
+    with pytest.raises(BagError, match='cannot read bag') as info, open_bag(corrupt):
+        pass
+    assert '\n' not in str(info.value)
+
+
+def test_db3_file_path_and_missing_topic(tmp_path: Path, result) -> None:
+    out = tmp_path / 'run'
+    with BagWriter(out) as bag:
+        write_sim_result(bag, result)
+    with open_bag(out / 'run.db3') as reader:
+        with pytest.raises(BagError, match='topic /nope not in bag .it has: /clock'):
+            require_topics(reader, ['/nope'], out)

@@ -1,0 +1,113 @@
+"""``rcsim run`` end to end, and its one-line errors (exit 2, nothing left behind)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rc_sim_engine.bagio import open_bag, read_topic, require_topics
+from rc_sim_engine.cli import main
+
+EXPECTED = ['/clock', '/cmd_vel', '/steering_angle', '/rear_wheel_speed', '/joint_states', '/odom',
+            '/imu', '/scan', '/tf']
+
+
+def run(*args: str) -> int:
+    return main(['run', *args])
+
+
+def test_run_writes_bag_plots_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                          ) -> None:
+    out = tmp_path / 'eight'
+    assert run('--world', 'basic_track', '--scenario', 'basic_track_lap', '--duration', '4',
+               '--out', str(out), '--lidar-errors', 'hokuyo_ust10lx', '--seed', '2') == 0
+    text = capsys.readouterr().out
+    assert 'distance' in text and 'collisions          0' in text and 'real-time factor' in text
+    assert {'trajectory.png', 'signals.png', 'summary.yaml', 'metadata.yaml',
+            'eight.db3'} == {p.name for p in out.iterdir()}
+    assert (out / 'trajectory.png').read_bytes()[:4] == b'\x89PNG'
+    with open_bag(out) as reader:
+        require_topics(reader, [*EXPECTED, '/scan_raw'], out)
+        t_clock, _ = read_topic(reader, '/clock')
+    assert t_clock[-1] == 4_000_000_000
+    # replay the recorded /cmd_vel (mode of the lap: curvature) into a new mcap bag
+    again = tmp_path / 'again'
+    assert run('--world', 'basic_track', '--cmd-vel-bag', str(out), '--mode', 'curvature',
+               '--out', str(again), '--storage', 'mcap', '--no-plots') == 0
+    assert (again / 'again.mcap').is_file() and not (again / 'trajectory.png').exists()
+
+
+def test_named_manoeuvre_moves_start_when_it_does_not_fit(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    out = tmp_path / 'circle'
+    assert run('--world', 'basic_track', '--scenario', 'circle_left', '--speed', '0.8',
+               '--duration', '3', '--out', str(out), '--no-plots') == 0
+    text = capsys.readouterr().out
+    assert 'moved from the spawn pose' in text and 'collisions          0' in text
+
+
+def error_of(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert run(*args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith('error: ') and '\n' not in err, err
+    return err
+
+
+def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / 'out')
+    assert 'unknown world' in error_of(capsys, '--world', 'no_such_world', '--scenario', 'line',
+                                       '--out', out)
+    nan = tmp_path / 'nan.yaml'
+    nan.write_text('mode: steering_angle\nt: [0.0, 1.0]\nlinear_x: [1.0, .nan]\n'
+                   'angular_z: [0.0, 0.0]\n')
+    assert 'linear_x' in error_of(capsys, '--scenario', str(nan), '--out', out)
+    bad_sdf = tmp_path / 'bad.sdf'
+    bad_sdf.write_text('<sdf version="1.9"><world name="w"><model name="m">')
+    assert 'malformed SDF' in error_of(capsys, '--world', str(bad_sdf), '--scenario', 'line',
+                                       '--out', out)
+    assert 'does not exist' in error_of(capsys, '--scenario', 'line', '--out',
+                                        str(tmp_path / 'missing' / 'out'))
+    assert 'unknown scenario' in error_of(capsys, '--scenario', 'figure_nine', '--out', out)
+    assert 'seed' in error_of(capsys, '--scenario', 'line', '--seed', '-1', '--out', out)
+    assert 'not found' in error_of(capsys, '--cmd-vel-bag', str(tmp_path / 'nobag'),
+                                   '--out', out)
+    assert list(tmp_path.iterdir()) == [nan, bad_sdf] or set(tmp_path.iterdir()) == {nan,
+                                                                                     bad_sdf}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason='root ignores directory permissions')
+def test_unwritable_output_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    locked = tmp_path / 'locked'
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert 'not writable' in error_of(capsys, '--scenario', 'line', '--out',
+                                          str(locked / 'out'))
+    finally:
+        locked.chmod(0o700)
+
+
+def test_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / 'run'
+    out.mkdir()
+    (out / 'old.txt').write_text('old')
+    assert 'exists already' in error_of(capsys, '--scenario', 'line', '--duration', '1',
+                                        '--out', str(out))
+    assert (out / 'old.txt').exists()
+    assert run('--scenario', 'line', '--duration', '1', '--out', str(out), '--no-plots',
+               '--force') == 0
+    assert not (out / 'old.txt').exists() and (out / 'run.db3').is_file()
+
+
+def test_bag_without_cmd_vel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rc_sim_engine.bagio import BagWriter, float64_msg
+
+    bag = tmp_path / 'other'
+    with BagWriter(bag) as w:
+        w.write('/steering_angle', 'std_msgs/msg/Float64', 0, float64_msg(0.1))
+    err = error_of(capsys, '--cmd-vel-bag', str(bag), '--out', str(tmp_path / 'out'))
+    assert 'topic /cmd_vel not in bag' in err and '/steering_angle' in err

@@ -1,0 +1,102 @@
+"""``rcsim lidar apply|stats``: inject lidar errors into a recorded bag, or summarise a scan topic.
+
+Registered by ``rc_sim_engine.cli`` (``register(subparsers)``); rosbags is imported only when a
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rc_sim_description.errors import ConfigError
+
+__all__ = ['command_apply', 'command_stats', 'load_config', 'register']
+
+
+def register(subparsers: Any) -> None:
+    """Add ``lidar apply`` and ``lidar stats`` to the ``rcsim`` parser."""
+    lidar = subparsers.add_parser(
+        'lidar', help='inject reproducible lidar errors into a bag / scan statistics',
+        description='Lidar error model on rosbag2 bags (db3 or mcap).')
+    verbs = lidar.add_subparsers(dest='lidar_command', metavar='VERB')
+    lidar.set_defaults(func=lambda _args: _help(lidar))
+
+    apply = verbs.add_parser(
+        'apply', help='copy a bag, applying the error model to one LaserScan topic',
+        description='Copy BAG to OUT; the LaserScan TOPIC goes through the lidar error model, '
+        'every other topic is copied unchanged. Same seed + same input = same output.')
+    apply.add_argument('--bag', required=True, help='input rosbag2 directory (db3 or mcap)')
+    apply.add_argument('--out', required=True, help='output bag directory (must not exist)')
+    source = apply.add_mutually_exclusive_group(required=True)
+    source.add_argument('--config', help='lidar error YAML (docs/lidar_errors.md)')
+    source.add_argument('--preset', help='shipped preset: ideal, hokuyo_ust10lx, '
+                        'hokuyo_utm30lx, rplidar_a1, harsh')
+    apply.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                       help='override one key (repeatable), e.g. --set noise_stddev=0.02')
+    apply.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    apply.add_argument('--seed', type=int, default=None,
+                       help='random seed (default: the config seed)')
+    apply.add_argument('--storage', choices=('sqlite3', 'mcap'), default=None,
+                       help='output storage (default: same as the input)')
+    apply.add_argument('--force', action='store_true', help='overwrite OUT if it exists')
+    apply.set_defaults(func=command_apply)
+
+    stats = verbs.add_parser('stats', help='statistics of a LaserScan topic',
+                             description='Validity, REP 117 values, dropout and noise '
+                             'estimates (static scene) of a LaserScan topic.')
+    stats.add_argument('--bag', required=True, help='rosbag2 directory (db3 or mcap)')
+    stats.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    stats.set_defaults(func=command_stats)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 1
+
+
+def load_config(config: str | None, preset: str | None, overrides: list[str]) -> Any:
+    """LidarErrorConfig from a file or preset plus ``KEY=VALUE`` overrides (YAML values)."""
+    import yaml
+
+    from rc_sim_sensors.lidar_config import LidarErrorConfig
+
+    base = (LidarErrorConfig.from_yaml(config) if config is not None
+            else LidarErrorConfig.from_preset(preset or 'ideal'))
+    values: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, text = item.partition('=')
+        if not sep or not key.strip():
+            raise ConfigError(f'--set {item!r}: expected KEY=VALUE')
+        try:
+            values[key.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise ConfigError(f'--set {item!r}: value is not valid YAML') from None
+    return base.with_values(**values) if values else base
+
+
+def command_apply(args: argparse.Namespace) -> int:
+    """``rcsim lidar apply``."""
+    from rc_sim_description.cli_support import progress
+    from rc_sim_sensors.bag_tools import apply_errors_to_bag, message_count
+
+    config = load_config(args.config, args.preset, args.set)
+    if args.seed is not None and args.seed < 0:
+        raise ConfigError(f'--seed must be >= 0, got {args.seed}')
+    total = message_count(args.bag)
+    with progress('lidar apply', total) as bar:
+        report = apply_errors_to_bag(args.bag, args.out, config, topic=args.topic, seed=args.seed,
+                                     storage=args.storage, force=args.force,
+                                     on_progress=bar.update)
+    print(f'wrote {report.output} ({report.storage}): {report.scans_out}/{report.scans_in} '
+          f'scans of {args.topic} kept, {report.other_messages} other messages copied')
+    return 0
+
+
+def command_stats(args: argparse.Namespace) -> int:
+    """``rcsim lidar stats``."""
+    from rc_sim_sensors.bag_tools import scan_statistics
+
+    for line in scan_statistics(args.bag, args.topic).lines():
+        print(line)
+    return 0
