@@ -1,1 +1,1 @@
-"""rc_sim_control: /cmd_vel to Ackermann steering and wheel commands, odometry, tracking (ROS-free core)."""
+"""rc_sim_control: /cmd_vel to Ackermann steering and wheel commands, odometry, tracking."""

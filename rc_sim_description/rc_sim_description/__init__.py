@@ -1,4 +1,4 @@
-"""rc_sim_description: the car, its tracks and the one vehicle parameter file (ROS-free helpers)."""
+"""rc_sim_description: the car, its tracks and the one vehicle parameter file (ROS-free)."""
 
 from rc_sim_description.errors import ConfigError, OutputError, RcSimError, VehicleParamsError
 from rc_sim_description.params import VehicleParams, load_vehicle_params

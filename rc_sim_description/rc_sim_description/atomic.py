@@ -47,7 +47,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 @contextmanager
 def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; it replaces ``path`` on success, else is removed."""
+    """Yield a temporary path next to ``path``; replaces ``path`` on success, else removed."""
     target = Path(path)
     parent = target.resolve().parent
     if not parent.is_dir():

@@ -253,6 +253,27 @@ class VehicleParams:
         return self.geometry.wheelbase / math.tan(self.steering.max_steering_angle)
 
     @property
+    def max_wheel_steering_angle(self) -> float:
+        """Inner wheel angle at full lock, atan(L / (R_min - W/2)) (seed 000 eq. 4) [rad].
+
+        The hinge joints of the URDF need this limit, not the bicycle angle max_steering_angle.
+        """
+        t = math.tan(self.steering.max_steering_angle)
+        a = self.geometry.track_width / (2.0 * self.geometry.wheelbase)
+        return math.atan(t / (1.0 - a * t))
+
+    @property
+    def max_wheel_steering_rate(self) -> float:
+        """Inner hinge rate at full lock when the bicycle angle moves at max_steering_rate [rad/s].
+
+        With t = tan(delta) and a = W / (2L):
+        d(delta_in)/d(delta) = (1 + t^2) / ((1 - a t)^2 + t^2), largest at full lock.
+        """
+        t = math.tan(self.steering.max_steering_angle)
+        a = self.geometry.track_width / (2.0 * self.geometry.wheelbase)
+        return self.steering.max_steering_rate * (1.0 + t * t) / ((1.0 - a * t) ** 2 + t * t)
+
+    @property
     def max_speed(self) -> float:
         """Speed at the wheel speed limit, v_max = omega_max * r [m/s]."""
         return self.drive.max_wheel_speed * self.geometry.wheel_radius
@@ -268,7 +289,7 @@ class VehicleParams:
         """(Ixx, Iyy, Izz) of the whole vehicle about its centre of mass [kg m^2].
 
         Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12,
-        Iyy = m(l^2+h^2)/12) of the chassis dimensions whose length and width are scaled by s so that its Izz =
+        With t = tan(delta), a = W / (2L): d(delta_in)/d(delta) = (1 + t^2) / ((1 - a t)^2 + t^2),
         m s^2 (l^2+w^2)/12 equals yaw_inertia; the result is a real box, so it is physically valid.
         """
         return _principal_inertias(self.geometry, self.mass_properties)
@@ -499,6 +520,9 @@ def _cross_checks(p: VehicleParams) -> None:
     if p.chassis_mass <= 0:
         fail('mass_properties.mass',
              f'must exceed 4*wheel_mass + 2*steering_hinge_mass, got {m.mass}')
+    if p.min_turning_radius <= 0.5 * g.track_width:
+        fail('steering.max_steering_angle', f'full lock turns tighter '
+             f'(R = {p.min_turning_radius:.4g} m) than half the track width')
     if abs(p.steering.steering_offset) >= p.steering.max_steering_angle:
         fail('steering.steering_offset', 'magnitude must be below max_steering_angle')
     ixx, iyy, izz = p.principal_inertias

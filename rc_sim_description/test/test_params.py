@@ -180,3 +180,21 @@ def test_to_dict_round_trips_through_yaml(tmp_path: Path) -> None:
     p = load_vehicle_params()
     path = write(tmp_path, p.to_dict())
     assert load_vehicle_params(path).to_dict() == p.to_dict()
+
+
+def test_hinge_limits_follow_ackermann_at_full_lock() -> None:
+    p = load_vehicle_params()
+    L, W = p.geometry.wheelbase, p.geometry.track_width
+    r_min = L / math.tan(p.steering.max_steering_angle)
+    assert math.isclose(p.max_wheel_steering_angle, math.atan(L / (r_min - W / 2)), rel_tol=1e-12)
+    # rate: finite difference of the inner angle around full lock times the bicycle rate
+    d = 1e-7
+    inner = lambda delta: math.atan(L / (L / math.tan(delta) - W / 2))  # noqa: E731
+    slope = (inner(p.steering.max_steering_angle) - inner(p.steering.max_steering_angle - d)) / d
+    assert math.isclose(p.max_wheel_steering_rate, slope * p.steering.max_steering_rate, rel_tol=1e-5)
+
+
+def test_full_lock_tighter_than_half_track_is_rejected() -> None:
+    p = load_vehicle_params()
+    with pytest.raises(VehicleParamsError, match='than half the track width'):
+        p.with_values(max_steering_angle=1.5, track_width=0.8)

@@ -214,10 +214,10 @@ def test_joint_origins_and_limits_equal_vehicle_yaml(robot: ET.Element, params: 
         steer = joint(robot, f'front_{side}_steering_joint')
         assert floats(steer.find('origin').get('xyz')) == [g.wheelbase, y, 0.0]
         lim = steer.find('limit')
-        assert float(lim.get('lower')) == -st.max_steering_angle
-        assert float(lim.get('upper')) == st.max_steering_angle
+        assert float(lim.get('lower')) == pytest.approx(-params.max_wheel_steering_angle, rel=1e-12)
+        assert float(lim.get('upper')) == pytest.approx(params.max_wheel_steering_angle, rel=1e-12)
         assert float(lim.get('effort')) == st.servo_max_torque
-        assert float(lim.get('velocity')) == st.max_steering_rate
+        assert float(lim.get('velocity')) == pytest.approx(params.max_wheel_steering_rate, rel=1e-12)
         rear = joint(robot, f'rear_{side}_wheel_joint')
         assert floats(rear.find('origin').get('xyz')) == [0.0, y, 0.0]
         assert float(rear.find('limit').get('effort')) == dr.wheel_max_torque
@@ -364,11 +364,12 @@ def test_wheelbase_change_in_vehicle_yaml_moves_only_what_depends_on_it(tmp_path
     changed = expand_car(xacro_file=tmp_path / 'urdf' / 'rc_car.urdf.xacro')
     d = diff(base, changed)
     new = load_vehicle_params().with_values(wheelbase=0.40)
-    # only: the two steering joint origins, the chassis box centre and the chassis centre of mass
+    # only: the two steering joints (origin; Ackermann hinge limits lower/upper/velocity, which
+    # depend on L), the chassis box centre and the chassis centre of mass
     assert {k.split('/')[2] for k in d} == {
         'joint[front_left_steering_joint]#0', 'joint[front_right_steering_joint]#0',
         'link[chassis_link]#0'}
-    assert len(d) == 5
+    assert len(d) == 11
     robot = ET.fromstring(changed)
     for side in ('left', 'right'):
         assert floats(joint(robot, f'front_{side}_steering_joint').find('origin').get('xyz'))[0] == 0.40
@@ -399,7 +400,10 @@ def test_calibration_like_override_changes_gains_and_limits(tmp_path: Path) -> N
                     'drive:\n  wheel_p_gain: 0.8\n')
     robot = ET.fromstring(expand_car(params_file=over))
     lim = joint(robot, 'front_left_steering_joint').find('limit')
-    assert (float(lim.get('lower')), float(lim.get('upper'))) == (-0.35, 0.35)
+    expected = load_vehicle_params(overrides=[over]).max_wheel_steering_angle
+    assert expected > 0.35  # inner wheel at full lock of a 0.35 rad bicycle angle
+    assert float(lim.get('lower')) == pytest.approx(-expected, rel=1e-12)
+    assert float(lim.get('upper')) == pytest.approx(expected, rel=1e-12)
     servo = plugins(robot, 'gz::sim::systems::JointPositionController')
     assert {float(p.findtext('p_gain')) for p in servo} == {4.5}
     wheel = plugins(robot, 'gz::sim::systems::JointController')

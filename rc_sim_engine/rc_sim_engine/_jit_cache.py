@@ -1,10 +1,10 @@
 """Keep numba's on-disk cache of the engine kernels consistent across source edits.
 
 numba keys a cached function on the modification stamp of its OWN file only, so editing
-``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On import,
-this hashes every kernel source of the package and, when the hash changed since the last run,
-deletes the package's numba cache files (``__pycache__/*.nbi|nbc``) so they are rebuilt. Read-only
-installs (sources never change) are left alone.
+``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On
+import, this hashes every kernel source of the package and, when the hash changed since the last
+run, deletes the package's numba cache files (``__pycache__/*.nbi|nbc``) so they are rebuilt.
+Read-only installs (sources never change) are left alone.
 """
 
 from __future__ import annotations

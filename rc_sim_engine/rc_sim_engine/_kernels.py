@@ -176,18 +176,23 @@ def step_cars_parallel(states: NDArray[np.float64], params: NDArray[np.float64],
 
 
 @njit(cache=True, error_model='numpy')
-def _rollout_one(x: NDArray[np.float64], p: NDArray[np.float64],
-                 steer_applied: NDArray[np.float64], wheel_applied: NDArray[np.float64],
-                 dt: float, n_sub: int, model_id: int, integ_id: int, project: bool,
-                 record_after: NDArray[np.int64], out: NDArray[np.float64]) -> None:
+def _rollout_one(x: NDArray[np.float64], p: NDArray[np.float64], t_cmd: NDArray[np.float64],
+                 steer: NDArray[np.float64], wheel: NDArray[np.float64], latency: float,
+                 t0: float, dt: float, n_steps: int, n_sub: int, model_id: int, integ_id: int,
+                 project: bool, record_after: NDArray[np.int64], out: NDArray[np.float64],
+                 time_eps: float) -> None:
     m = record_after.shape[0]
+    n_cmd = t_cmd.shape[0]
     j = 0
     while j < m and record_after[j] <= 0:
         out[j] = x
         j += 1
-    for k in range(steer_applied.shape[0]):
-        advance(x, p, steer_applied[k], wheel_applied[k], dt, n_sub, model_id, integ_id,
-                project)
+    c = 0  # zero-order hold index: last command stamped at or before t_k - latency
+    for k in range(n_steps):
+        t_applied = t0 + dt * k - latency + time_eps
+        while c + 1 < n_cmd and t_cmd[c + 1] <= t_applied:
+            c += 1
+        advance(x, p, steer[c], wheel[c], dt, n_sub, model_id, integ_id, project)
         while j < m and record_after[j] <= k + 1:
             out[j] = x
             j += 1
@@ -195,17 +200,24 @@ def _rollout_one(x: NDArray[np.float64], p: NDArray[np.float64],
 
 @njit(cache=True, parallel=True, error_model='numpy')
 def rollout_cars(states: NDArray[np.float64], params: NDArray[np.float64],
-                 steer_applied: NDArray[np.float64], wheel_applied: NDArray[np.float64],
-                 dt: float, n_sub: int, model_id: int, integ_id: int, project: bool,
-                 record_after: NDArray[np.int64], out: NDArray[np.float64]) -> None:
-    """Run each car over ``steer_applied.shape[1]`` steps (commands already delayed, (N, T)).
+                 t_cmd: NDArray[np.float64], steer: NDArray[np.float64],
+                 wheel: NDArray[np.float64], latency: NDArray[np.float64], t0: float, dt: float,
+                 n_steps: int, n_sub: int, model_id: int, integ_id: int, project: bool,
+                 record_after: NDArray[np.int64], out: NDArray[np.float64],
+                 time_eps: float) -> None:
+    """Run each car ``n_steps`` physics steps on commands zero-order held on ``t_cmd``.
 
+    ``steer``/``wheel`` are (N, T) or (1, T) (shared). At step k car i applies the last command
+    stamped at or before ``t0 + k dt - latency[i] (+ time_eps)`` (the first one before that).
     ``out[i, j]`` receives the state after ``record_after[j]`` steps (sorted, 0 = initial state);
     ``states`` ends in the final states. Cars are spread over threads (independent, deterministic).
     """
+    stride = 0 if steer.shape[0] == 1 else 1  # shared commands: every car reads row 0
     for i in prange(states.shape[0]):
-        _rollout_one(states[i], params[i], steer_applied[i], wheel_applied[i], dt, n_sub,
-                     model_id, integ_id, project, record_after, out[i])
+        row = i * stride
+        _rollout_one(states[i], params[i], t_cmd, steer[row], wheel[row], latency[i], t0, dt,
+                     n_steps, n_sub, model_id, integ_id, project, record_after, out[i],
+                     time_eps)
 
 
 @njit(cache=True, error_model='numpy')

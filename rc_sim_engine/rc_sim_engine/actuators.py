@@ -13,7 +13,7 @@ held,
 gz adds a one-step derivative kick on target jumps). ``J_h`` is derived from existing keys: the
 wheel
 turning about its vertical diameter plus the knuckle, see :func:`steering_hinge_inertia`. With the
-default gains the hinge is over-damped (poles near -43 and -512 1/s) and the slew is rate limited.
+default gains the hinge is over-damped (poles near -43 and -542 1/s) and the slew is rate limited.
 
 Rear wheel speed loop (gz ``JointController`` in force mode, reference §4.1), per rear wheel::
 
@@ -58,7 +58,7 @@ def steering_hinge_inertia(p: VehicleParams) -> float:
     radius r,
     width w, about a diameter through its centre, which lies on the hinge axis) plus the knuckle
     as a
-    solid sphere of diameter w. Default car: 8.0e-5 kg m^2.
+    solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
     """
     g, m = p.geometry, p.mass_properties
     r, w = g.wheel_radius, g.wheel_width

@@ -1,12 +1,14 @@
 """rosbag2 output and input through the ``rosbags`` library (no ROS needed).
 
 * :class:`BagWriter`: sqlite3 (``.db3``, the Humble default) or mcap bags written with
-  ``Writer(version=8)`` so Humble's ``ros2 bag`` reads them (Jazzy reads version 8 too); atomic through
-  :func:`rc_sim_description.atomic.atomic_output_dir` (a failed run leaves nothing behind); topics are
-  added on first write, so callers add their own (e.g. ``/reference_path`` nav_msgs/Path).
-* message builders for the topic contract of docs/conventions.md (``clock_msg``, ``odometry_msg``, ...).
-* :func:`open_bag`: an ``AnyReader`` over a bag directory, a ``.db3``/``.mcap`` file inside one, or a
-  ROS 1 ``.bag``; one-line :class:`BagError` for missing, corrupt or empty bags.
+  ``Writer(version=8)`` so Humble's ``ros2 bag`` reads them (Jazzy reads version 8 too); atomic
+  through :func:`rc_sim_description.atomic.atomic_output_dir` (a failed run leaves nothing behind);
+  topics are added on first write, so callers add their own (e.g. ``/reference_path``
+  nav_msgs/Path).
+* message builders for the topic contract of docs/conventions.md (``clock_msg``, ``odometry_msg``,
+  ...).
+* :func:`open_bag`: an ``AnyReader`` over a bag directory, a ``.db3``/``.mcap`` file inside one, or
+  a ROS 1 ``.bag``; one-line :class:`BagError` for missing, corrupt or empty bags.
 
 The typestore is ``Stores.ROS2_HUMBLE`` plus ``ackermann_msgs`` (not built into rosbags).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 import math
 import os
 from pathlib import Path
@@ -230,12 +233,15 @@ class BagWriter:
         from rosbags.rosbag2 import StoragePlugin, Writer
 
         stack = ExitStack()
-        self._tmp = stack.enter_context(atomic_output_dir(self.path, force=self.force))
+        try:
+            self._tmp = stack.enter_context(atomic_output_dir(self.path, force=self.force))
+        except OSError as exc:
+            raise OutputError(f'{self.path}: cannot write ({exc.strerror or exc})') from None
         plugin = StoragePlugin.SQLITE3 if self.storage == 'sqlite3' else StoragePlugin.MCAP
         try:
             self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
             self._writer.open()
-        except Exception as exc:  # noqa: BLE001 - any storage failure is an output error
+        except Exception as exc:
             stack.close()
             raise OutputError(f'{self.path}: cannot create bag ({exc})') from None
         self._stack = stack
@@ -250,7 +256,8 @@ class BagWriter:
             self._connections[topic] = conn
             self.counts[topic] = 0
         elif conn.msgtype != msgtype:
-            raise ConfigError(f'{self.path}: topic {topic} written as {conn.msgtype} and {msgtype}')
+            raise ConfigError(f'{self.path}: topic {topic} written as {conn.msgtype} and '
+                              f'{msgtype}')
         self._writer.write(conn, int(t_ns), ts.serialize_cdr(msg, msgtype))
         self.counts[topic] += 1
 
@@ -263,7 +270,7 @@ class BagWriter:
             self._writer.close()
             if exc_type is None:
                 _rename_storage_file(tmp, self.path.name)
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             if exc_type is None:
                 stack.__exit__(type(err), err, err.__traceback__)
                 raise OutputError(f'{self.path}: cannot finish bag ({err})') from None
@@ -306,7 +313,7 @@ def open_bag(path: str | os.PathLike[str]) -> Iterator[Any]:
     try:
         reader = AnyReader([p], default_typestore=typestore())
         reader.open()
-    except Exception as exc:  # noqa: BLE001 - rosbags raises many types for corrupt files
+    except Exception as exc:
         raise BagError(f'{p}: cannot read bag ({_one_line(exc)})') from None
     try:
         if reader.message_count == 0:
@@ -343,7 +350,7 @@ def read_topic(reader: Any, topic: str) -> tuple[npt.NDArray[np.int64], list[Any
         for conn, t_ns, raw in reader.messages(connections=conns):
             times.append(t_ns)
             msgs.append(reader.deserialize(raw, conn.msgtype))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise BagError(f'topic {topic}: cannot decode messages ({_one_line(exc)})') from None
     return np.asarray(times, dtype=np.int64), msgs
 
@@ -355,8 +362,8 @@ def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] |
 
     Topics (docs/conventions.md): /clock, /cmd_vel, /steering_angle, /rear_wheel_speed,
     /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw with an error model). With several cars,
-    car i's topics and frames get the prefix ``namespaces[i]`` (default ``car_<i>``). ``extra`` adds
-    caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
+    car i's topics and frames get the prefix ``namespaces[i]`` (default ``car_<i>``). ``extra``
+    adds caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
     """
     from rc_sim_engine.sensors import JOINT_NAMES
 
@@ -365,6 +372,7 @@ def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] |
         namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
     if len(namespaces) != n:
         raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
+    # (stamp, order within a stamp, topic, type, message factory): messages are built lazily
     items: list[tuple[int, int, str, str, Callable[[], Any]]] = []
 
     def add(t_ns: int, order: int, topic: str, msgtype: str, build: Callable[[], Any]) -> None:
@@ -372,58 +380,66 @@ def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] |
 
     s = result.streams
     for t_ns in s['clock']['t_ns']:
-        add(t_ns, 0, '/clock', 'rosgraph_msgs/msg/Clock', lambda t=t_ns: clock_msg(t))
+        add(t_ns, 0, '/clock', 'rosgraph_msgs/msg/Clock', partial(clock_msg, int(t_ns)))
     sens = result.params[0].sensors
-    scan_time = 1.0 / sens.lidar_update_rate
     for i, ns in enumerate(namespaces):
-        top = (lambda name, ns=ns: f'/{ns}/{name}' if ns else f'/{name}')
-        frame = (lambda name, ns=ns: f'{ns}/{name}' if ns else name)
+        def top(name: str, ns: str = ns) -> str:
+            return f'/{ns}/{name}' if ns else f'/{name}'
+
+        def frame(name: str, ns: str = ns) -> str:
+            return f'{ns}/{name}' if ns else name
+
         c = s['commands']
         for k, t_ns in enumerate(c['t_ns']):
             v, w = float(c['linear_x'][k, i]), float(c['angular_z'][k, i])
             if math.isfinite(v) and math.isfinite(w):
-                add(t_ns, 1, top('cmd_vel'), 'geometry_msgs/msg/Twist',
-                    lambda v=v, w=w: twist_msg(v, w))
+                add(t_ns, 1, top('cmd_vel'), 'geometry_msgs/msg/Twist', partial(twist_msg, v, w))
             if bool(c['accepted'][k, i]):
                 add(t_ns, 2, top('steering_angle'), 'std_msgs/msg/Float64',
-                    lambda x=float(c['steering_angle'][k, i]): float64_msg(x))
+                    partial(float64_msg, float(c['steering_angle'][k, i])))
                 add(t_ns, 3, top('rear_wheel_speed'), 'std_msgs/msg/Float64',
-                    lambda x=float(c['wheel_speed'][k, i]): float64_msg(x))
+                    partial(float64_msg, float(c['wheel_speed'][k, i])))
         o = s['odom']
         odom_frame, base = frame('odom'), frame('base_link')
         for k, t_ns in enumerate(o['t_ns']):
-            row = [float(o[key][k, i]) for key in ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate')]
+            x, y, yaw, vx, vy, r = (float(o[key][k, i])
+                                    for key in ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate'))
             add(t_ns, 4, top('odom'), 'nav_msgs/msg/Odometry',
-                lambda t=t_ns, r=row, f=odom_frame, b=base: odometry_msg(
-                    t, *r, frame_id=f, child_frame_id=b))
+                partial(odometry_msg, int(t_ns), x, y, yaw, vx, vy, r, frame_id=odom_frame,
+                        child_frame_id=base))
             add(t_ns, 5, '/tf', 'tf2_msgs/msg/TFMessage',
-                lambda t=t_ns, r=row, f=odom_frame, b=base: tf_msg(t, r[0], r[1], r[2], f, b))
+                partial(tf_msg, int(t_ns), x, y, yaw, frame_id=odom_frame, child_frame_id=base))
         m = s['imu']
         for k, t_ns in enumerate(m['t_ns']):
-            row = [float(m[key][k, i]) for key in ('yaw', 'yaw_rate', 'fx', 'fy', 'fz')]
+            yaw, r, fx, fy, fz = (float(m[key][k, i])
+                                  for key in ('yaw', 'yaw_rate', 'fx', 'fy', 'fz'))
             add(t_ns, 6, top('imu'), 'sensor_msgs/msg/Imu',
-                lambda t=t_ns, r=row, f=frame('imu_link'): imu_msg(t, *r, frame_id=f))
+                partial(imu_msg, int(t_ns), yaw, r, fx, fy, fz, frame_id=frame('imu_link')))
         j = s['joints']
         for k, t_ns in enumerate(j['t_ns']):
             add(t_ns, 7, top('joint_states'), 'sensor_msgs/msg/JointState',
-                lambda t=t_ns, p=j['position'][k, i], v=j['velocity'][k, i]:
-                joint_state_msg(t, JOINT_NAMES, p, v))
+                partial(joint_state_msg, int(t_ns), JOINT_NAMES, j['position'][k, i],
+                        j['velocity'][k, i]))
         sc = s['scan']
         if len(sc.get('t_ns', ())):
-            fan = dict(angle_min=sens.lidar_angle_min, angle_increment=sens.lidar_angle_increment,
-                       range_min=sens.lidar_range_min, range_max=sens.lidar_range_max,
-                       scan_time=scan_time, frame_id=frame('laser'))
+            fan: dict[str, Any] = {
+                'angle_min': sens.lidar_angle_min, 'angle_increment': sens.lidar_angle_increment,
+                'range_min': sens.lidar_range_min, 'range_max': sens.lidar_range_max,
+                'scan_time': 1.0 / sens.lidar_update_rate, 'frame_id': frame('laser')}
             for k, t_ns in enumerate(sc['t_ns']):
                 if 'raw' in sc:
                     add(t_ns, 8, top('scan_raw'), 'sensor_msgs/msg/LaserScan',
-                        lambda t=t_ns, r=sc['raw'][k, i], f=fan: laser_scan_msg(t, r, **f))
+                        partial(laser_scan_msg, int(t_ns), sc['raw'][k, i], **fan))
                 if not bool(sc['lost'][k, i]):
                     stamp_ns = int(sc['stamp_ns'][k, i])
                     add(max(int(t_ns), stamp_ns), 9, top('scan'), 'sensor_msgs/msg/LaserScan',
-                        lambda t=stamp_ns, r=sc['ranges'][k, i], f=fan: laser_scan_msg(
-                            t, r, **f))
+                        partial(laser_scan_msg, stamp_ns, sc['ranges'][k, i], **fan))
     for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
-        add(t_ns, 10 + order, topic, msgtype, lambda m=msg: m)
+        add(t_ns, 10 + order, topic, msgtype, partial(_identity, msg))
     items.sort(key=lambda it: (it[0], it[1]))
     for t_ns, _, topic, msgtype, build in items:
         bag.write(topic, msgtype, t_ns, build())
+
+
+def _identity(msg: Any) -> Any:
+    return msg

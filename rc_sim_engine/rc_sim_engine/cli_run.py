@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
     p.add_argument('--realtime-factor', type=float, default=0.0,
                    help='pace the loop at this multiple of real time (0: as fast as possible)')
     p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'),
-                   help='base_link start pose in odom (default: the world\'s spawn pose, moved '
+                   help="base_link start pose in odom (default: the world's spawn pose, moved "
                    'to the nearest free pose when the scenario would hit a wall there)')
     p.add_argument('--speed', type=float, help='manoeuvre speed [m/s] (named manoeuvres)')
     p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, figure eight)')
@@ -128,6 +128,19 @@ def _lidar_errors(spec: str | None) -> Any:
     return LidarErrorConfig.from_yaml(spec)
 
 
+def _probe_writable(out: Path) -> None:
+    """Fail before simulating when the output's directory refuses new entries."""
+    import tempfile
+
+    from rc_sim_description.errors import OutputError
+
+    try:
+        Path(tempfile.mkdtemp(prefix=f'.{out.name}.', suffix='.probe',
+                              dir=out.resolve().parent)).rmdir()
+    except OSError as exc:
+        raise OutputError(f'{out}: cannot write there ({exc.strerror or exc})') from None
+
+
 def _positive(name: str, value: float | None) -> None:
     from rc_sim_description.errors import ConfigError
 
@@ -158,7 +171,7 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f'--realtime-factor: must be >= 0, got {args.realtime_factor!r}')
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
-    check_output_path(args.out, force=args.force)
+    _probe_writable(check_output_path(args.out, force=args.force))
     params = load_vehicle_params(overrides=[args.params] if args.params else [])
     wpath = world_path(args.world)
     with warnings.catch_warnings(record=True) as caught:

@@ -1,18 +1,21 @@
 """Car footprint (oriented rectangle) against the world's boxes, discs and ring walls.
 
-Generalises the circle/rectangle distance of seed 003 (the plane around a rectangle split into edge and
-corner zones; here written as a clamp in the rectangle frame, which selects the same zone):
+Generalises the circle/rectangle distance of seed 003 (the plane around a rectangle split into edge
+and corner zones; here written as a clamp in the rectangle frame, which selects the same zone):
 
 * disc (c, r) vs rectangle: q = clamp(R^T (c - p), -h, h) is the closest rectangle point;
-  contact when |R^T (c - p) - q| < r, depth = r - distance (centre inside: r + distance to the nearest side);
-* box vs rectangle: separating axis theorem on the four edge normals; the axis of least overlap gives the
-  depth and the normal (minimum translation vector);
+  contact when |R^T (c - p) - q| < r, depth = r - distance (centre inside: r + distance to the
+  nearest side);
+* box vs rectangle: separating axis theorem on the four edge normals; the axis of least overlap
+  gives the depth and the normal (minimum translation vector);
 * ring wall (thin circle of radius R) vs rectangle: contact when d_min < R < d_max, the closest and
-  farthest distances of the rectangle to the centre; the car is pushed to the side needing less motion.
+  farthest distances of the rectangle to the centre; the car is pushed to the side needing less
+  motion.
 
-Each contact reports the depth [m] and the unit normal pointing from the obstacle to the car: moving
-the car by ``depth * normal`` separates them. :func:`footprint_from_params` derives the footprint from
-vehicle.yaml. Responses (``stop``, ``bounce``, ``ignore``) are applied by the simulator.
+Each contact reports the depth [m] and the unit normal pointing from the obstacle to the car:
+moving the car by ``depth * normal`` separates them. :func:`footprint_from_params` derives the
+footprint from vehicle.yaml. Responses (``stop``, ``bounce``, ``ignore``) are applied by the
+simulator.
 """
 
 from __future__ import annotations
@@ -28,9 +31,18 @@ from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.world import World
 
-__all__ = ['COLLISION_RESPONSES', 'Contact', 'Footprint', 'WorldArrays', 'check_cars',
-           'check_response', 'clearance', 'deepest_contacts',
-           'footprint_from_params', 'footprint_contact']
+__all__ = [
+    'COLLISION_RESPONSES',
+    'Contact',
+    'Footprint',
+    'WorldArrays',
+    'check_cars',
+    'check_response',
+    'clearance',
+    'deepest_contacts',
+    'footprint_contact',
+    'footprint_from_params',
+]
 
 FloatArray = NDArray[np.float64]
 COLLISION_RESPONSES = ('stop', 'bounce', 'ignore')
@@ -47,7 +59,8 @@ class Footprint:
 
 
 def footprint_from_params(params: VehicleParams) -> Footprint:
-    """Convex outline of chassis box and wheels: length max(chassis, L + 2 r), width max(chassis, W + w).
+    """Convex outline of chassis box and wheels: length max(chassis, L + 2 r), width max(chassis, W
+    + w).
 
     Centred half a wheelbase ahead of base_link (the rear axle centre), where the chassis box sits.
     """
@@ -67,7 +80,8 @@ class WorldArrays:
 
     @classmethod
     def from_world(cls, world: World) -> WorldArrays:
-        """All obstacles regardless of height (the car body meets anything standing on the ground)."""
+        """All obstacles regardless of height (the car body meets anything standing on the
+        ground)."""
         return cls(np.ascontiguousarray(world.boxes, dtype=np.float64).reshape(-1, 5),
                    np.ascontiguousarray(world.circles, dtype=np.float64).reshape(-1, 3),
                    np.ascontiguousarray(world.rings, dtype=np.float64).reshape(-1, 3))
@@ -75,7 +89,8 @@ class WorldArrays:
 
 @dataclass(frozen=True)
 class Contact:
-    """Deepest contact of one car: obstacle kind (0 box, 1 disc, 2 ring) and index, depth, normal."""
+    """Deepest contact of one car: obstacle kind (0 box, 1 disc, 2 ring) and index, depth,
+    normal."""
 
     kind: int
     index: int
@@ -283,7 +298,8 @@ def deepest_contacts(x: FloatArray, y: FloatArray, yaw: FloatArray, footprint: F
                                                   FloatArray]:
     """Deepest contact of each of N cars given their base_link poses (N,).
 
-    Returns ``kind`` (N,) (-1: no contact), ``index`` (N,), ``depth`` (N,) [m] and ``normal`` (N, 2).
+    Returns ``kind`` (N,) (-1: no contact), ``index`` (N,), ``depth`` (N,) [m] and ``normal`` (N,
+    2).
     """
     xb = np.asarray(x, dtype=np.float64).reshape(-1)
     yb = np.asarray(y, dtype=np.float64).reshape(-1)
@@ -347,8 +363,8 @@ def clearance(x: FloatArray, y: FloatArray, yaw: FloatArray, footprint: Footprin
               world: WorldArrays) -> float:
     """Lower bound of the gap between any car footprint and any obstacle [m] (may be < 0).
 
-    Distance from the footprint centre to the nearest obstacle minus the footprint's bounding radius
-    sqrt(hl^2 + hw^2): conservative, so a car moving at most ``v`` cannot touch anything for
+    Distance from the footprint centre to the nearest obstacle minus the footprint's bounding
+    radius sqrt(hl^2 + hw^2): conservative, so a car moving at most ``v`` cannot touch anything for
     ``clearance / v`` seconds (the simulator schedules its collision checks with it).
     """
     yawb = np.asarray(yaw, dtype=np.float64).reshape(-1)

@@ -1,9 +1,9 @@
 """PNG plots of a run (matplotlib, Agg backend).
 
-* ``trajectory.png``: the world's obstacles, the base_link path of every car coloured by speed, start
-  and collision markers, and one lidar scan drawn in the world frame (snapshot at mid-run).
-* ``signals.png``: speed (actual vs ``/cmd_vel`` linear.x), yaw rate (ground truth vs IMU) and steering
-  angle (actual vs ``/steering_angle`` command) against time.
+* ``trajectory.png``: the world's obstacles, the base_link path of every car coloured by speed,
+  start and collision markers, and one lidar scan drawn in the world frame (snapshot at mid-run).
+* ``signals.png``: speed (actual vs ``/cmd_vel`` linear.x), yaw rate (ground truth vs IMU) and
+  steering angle (actual vs ``/steering_angle`` command) against time.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """Exact 2D lidar ray casting against line segments and circles (numba, compiled once and cached).
 
 For a beam from origin o with unit direction d and a segment p0 + u (p1 - p0), u in [0, 1]:
-``t = (w x e) / (d x e)``, ``u = (w x d) / (d x e)`` with ``w = p0 - o``, ``e = p1 - p0`` and ``a x b`` the
-2D cross product; a hit needs ``t >= 0`` and ``0 <= u <= 1``. For a circle (c, r): ``t = b -+ sqrt(b^2 -
-|w|^2 + r^2)`` with ``w = c - o``, ``b = d . w``; the smallest non-negative root is the hit, so a ray that
-starts inside a circle (a ring wall around the car) hits its far side.
+``t = (w x e) / (d x e)``, ``u = (w x d) / (d x e)`` with ``w = p0 - o``, ``e = p1 - p0`` and
+``a x b`` the 2D cross product; a hit needs ``t >= 0`` and ``0 <= u <= 1``. For a circle (c, r):
+``t = b -+ sqrt(b^2 - |w|^2 + r^2)`` with ``w = c - o``, ``b = d . w``; the smallest non-negative
+root is the hit, so a ray that starts inside a circle (a ring wall around the car) hits its far
+side.
 
-Angular culling keeps it O(obstacles + hit beams) instead of O(obstacles x beams): each segment is seen
-from o under the angular interval between its end points (shorter way round, < pi), each circle under
-``atan2(w) +- asin(r / |w|)``; only the evenly spaced beams inside that interval are intersected
-(F1TENTH gym instead marches rays through a distance transform of a map image, which is approximate).
+Angular culling keeps it O(obstacles + hit beams) instead of O(obstacles x beams): each segment is
+seen from o under the angular interval between its end points (shorter way round, < pi), each
+circle under ``atan2(w) +- asin(r / |w|)``; only the evenly spaced beams inside that interval are
+intersected (F1TENTH gym instead marches rays through a distance transform of a map image, which is
+approximate).
 
 Ranges follow REP 117 and gz: no return within ``range_max`` -> ``+inf``; a hit closer than
 ``range_min`` -> ``-inf``.
@@ -71,10 +73,10 @@ def _beam_range(u0: float, length: float, inc: float, n: int) -> tuple[int, int,
     """Beam index ranges [a0, a1] and [b0, b1] whose relative angle lies in [u0, u0 + length]."""
     lo = u0 - _ANGLE_MARGIN
     hi = u0 + length + _ANGLE_MARGIN
-    a0 = max(int(math.ceil(lo / inc)), 0)
-    a1 = min(int(math.floor(hi / inc)), n - 1)
-    b0 = max(int(math.ceil((lo - _TWO_PI) / inc)), 0)
-    b1 = min(int(math.floor((hi - _TWO_PI) / inc)), n - 1)
+    a0 = max(int(math.ceil(lo / inc)), 0)  # noqa: RUF046 (numba typing)
+    a1 = min(int(math.floor(hi / inc)), n - 1)  # noqa: RUF046 (numba typing)
+    b0 = max(int(math.ceil((lo - _TWO_PI) / inc)), 0)  # noqa: RUF046 (numba typing)
+    b1 = min(int(math.floor((hi - _TWO_PI) / inc)), n - 1)  # noqa: RUF046 (numba typing)
     return a0, a1, b0, b1
 
 
@@ -82,7 +84,8 @@ def _beam_range(u0: float, length: float, inc: float, n: int) -> tuple[int, int,
 def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: float,
                  cos_beam: FloatArray, sin_beam: FloatArray, segments: FloatArray,
                  circles: FloatArray, cull_back_faces: bool, out: FloatArray) -> None:
-    """Nearest hit per beam; obstacles are first moved into the sensor frame (origin, x = heading)."""
+    """Nearest hit per beam; obstacles are first moved into the sensor frame (origin, x =
+    heading)."""
     n = cos_beam.shape[0]
     ch = math.cos(heading)
     sh = math.sin(heading)
@@ -107,7 +110,7 @@ def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: fl
         p1 = math.atan2(y1, x1)
         sweep = (p1 - p0 + math.pi) % _TWO_PI - math.pi
         if cull and abs(sweep) < math.pi - 1e-6:
-            # every beam inside the segment's angular interval (< pi) meets it at t = (w x e)/(d x e)
+            # a beam inside the segment's angular interval (< pi) meets it at t = (w x e)/(d x e)
             cross_we = x0 * ey - y0 * ex
             start = p0 if sweep >= 0.0 else p1
             u0 = (start - angle_min) % _TWO_PI
@@ -198,6 +201,7 @@ def cast_rays(origin_x: float, origin_y: float, heading: float, fan: BeamFan,
 def cast_rays_world(world: World, origin_x: float, origin_y: float, heading: float,
                     fan: BeamFan, range_min: float = 0.0, range_max: float = math.inf,
                     z: float | None = None) -> FloatArray:
-    """Convenience: :func:`cast_rays` against a :class:`~rc_sim_engine.world.World` at height ``z``."""
+    """Convenience: :func:`cast_rays` against a :class:`~rc_sim_engine.world.World` at height
+    ``z``."""
     return cast_rays(origin_x, origin_y, heading, fan, world.segments(z), world.round_obstacles(z),
                      range_min, range_max, cull_back_faces=True)

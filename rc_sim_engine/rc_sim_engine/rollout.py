@@ -81,12 +81,12 @@ def _times(value: ArrayLike, name: str) -> FloatArray:
 def _commands(value: ArrayLike, n: int, n_t: int, name: str) -> FloatArray:
     c = np.asarray(value, dtype=np.float64)
     if c.shape == (n_t,):
-        c = np.broadcast_to(c, (n, n_t))
+        c = c[None, :]
     elif c.shape != (n, n_t):
         raise ConfigError(f'{name}: expected shape ({n_t},) or ({n}, {n_t}), got {c.shape}')
     if not np.all(np.isfinite(c)):
         raise ConfigError(f'{name}: commands must be finite (NaN or inf found)')
-    return c
+    return np.ascontiguousarray(c)
 
 
 def initial_states(x0: InitialState | None, packed: FloatArray) -> FloatArray:
@@ -130,6 +130,9 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
     to = _times(t_out, 't_out')
     steer = _commands(steering_cmd, n, tc.size, 'steering_cmd')
     wheel = _commands(wheel_speed_cmd, n, tc.size, 'wheel_speed_cmd')
+    if steer.shape != wheel.shape:  # one shared, one per car: give both a row per car
+        steer = np.ascontiguousarray(np.broadcast_to(steer, (n, tc.size)))
+        wheel = np.ascontiguousarray(np.broadcast_to(wheel, (n, tc.size)))
     mdl = get_model(model)
     integ_id = get_integrator(integrator)
     n_sub = substeps(dt)
@@ -139,16 +142,11 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
     record_after = np.rint((to - to[0]) / dt).astype(np.int64)
     n_steps = int(record_after[-1])
     latency = np.array([p.timing.command_latency for p in plist])
-    t_steps = to[0] + dt * np.arange(n_steps)
-    # TIME_EPS absorbs float jitter of the time grids (0.15 vs 0.15000000000000002)
-    idx = np.searchsorted(tc, t_steps[None, :] - latency[:, None] + TIME_EPS, side='right') - 1
-    np.clip(idx, 0, tc.size - 1, out=idx)
-    steer_applied = np.ascontiguousarray(np.take_along_axis(steer, idx, axis=1))
-    wheel_applied = np.ascontiguousarray(np.take_along_axis(wheel, idx, axis=1))
 
     out = np.empty((n, to.size, N_STATE))
-    _kernels.rollout_cars(states, packed, steer_applied, wheel_applied, float(dt), n_sub,
-                          mdl.kernel_id, integ_id, mdl.project_kinematic, record_after, out)
+    _kernels.rollout_cars(states, packed, tc, steer, wheel, latency, float(to[0]), float(dt),
+                          n_steps, n_sub, mdl.kernel_id, integ_id, mdl.project_kinematic,
+                          record_after, out, TIME_EPS)
     lr = packed[:, P_LR, None]
     yaw = out[:, :, YAW]
     vx, vy_cg, r = out[:, :, VX], out[:, :, VY], out[:, :, YAW_RATE]

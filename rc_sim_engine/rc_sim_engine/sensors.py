@@ -4,14 +4,16 @@ All specs (mount poses, beams, field of view, ranges, rates) come from vehicle.y
 (:class:`~rc_sim_description.params.SensorParams`), the same numbers the URDF gives gz.
 
 * Lidar: exact ray casting (:mod:`rc_sim_engine.raycast`) in the scan plane at height
-  ``wheel_radius + lidar_mount_z`` above the ground (base_link is at axle height), so only obstacles
-  crossing that plane are seen. Beam i looks at ``angle_min + i * fov / (samples - 1)`` in the ``laser``
-  frame, as gz computes it. Ideal ranges optionally go through ``rc_sim_sensors``' error model.
+  ``wheel_radius + lidar_mount_z`` above the ground (base_link is at axle height), so only
+  obstacles crossing that plane are seen. Beam i looks at ``angle_min + i * fov / (samples - 1)``
+  in the ``laser`` frame, as gz computes it. Ideal ranges optionally go through ``rc_sim_sensors``'
+  error model.
 * IMU: specific force at the mount point r (from the CG) in the body frame,
-  ``f = a_cg + omega x (omega x r) + g e_z`` = ``(ax - r^2 rx, ay - r^2 ry, g)`` for planar motion with yaw
-  rate r. The tangential term ``alpha x r`` is left out: the yaw acceleration is not exposed by the car
-  model and the lever arm of the default mount is about 1 cm (|alpha x r| < 0.1 m/s^2 for |alpha| < 10
-  rad/s^2). Orientation is the yaw quaternion, angular velocity ``(0, 0, r)``.
+  ``f = a_cg + omega x (omega x r) + g e_z`` = ``(ax - r^2 rx, ay - r^2 ry, g)`` for planar motion
+  with yaw rate r. The tangential term ``alpha x r`` is left out: the yaw acceleration is not
+  exposed by the car model and the lever arm of the default mount is about 1 cm (|alpha x r| < 0.1
+  m/s^2 for |alpha| < 10 rad/s^2). Orientation is the yaw quaternion, angular velocity ``(0, 0,
+  r)``.
 * Joint states: the six joints of docs/conventions.md from :meth:`Car.wheel_angles`.
 * Odometry: base_link pose in ``odom`` and its twist in base_link (ground truth, like gz
   OdometryPublisher).
@@ -41,7 +43,8 @@ JOINT_NAMES: tuple[str, ...] = (
 )
 
 
-def lidar_pose(x: float, y: float, yaw: float, params: VehicleParams) -> tuple[float, float, float]:
+def lidar_pose(x: float, y: float, yaw: float,
+               params: VehicleParams) -> tuple[float, float, float]:
     """World pose (x, y, heading) of the ``laser`` frame for a base_link pose (x, y, yaw)."""
     s = params.sensors
     c, sn = math.cos(yaw), math.sin(yaw)
@@ -51,7 +54,8 @@ def lidar_pose(x: float, y: float, yaw: float, params: VehicleParams) -> tuple[f
 
 @dataclass
 class Lidar:
-    """A 2D lidar of the vehicle.yaml spec scanning a static world (plus optional extra segments)."""
+    """A 2D lidar of the vehicle.yaml spec scanning a static world (plus optional extra
+    segments)."""
 
     params: VehicleParams
     world: World

@@ -21,14 +21,14 @@ A contact event is reported when a car that was clear touches an obstacle; the r
 velocity with ``restitution``) or ``ignore`` (events only). Cars do not collide with each other but
 see each other in their lidar scans.
 
-Pacing: ``realtime_factor = 0`` runs as fast as possible, ``X > 0`` sleeps to keep sim time at X times
-wall time (the seed-003 time compression).
+Pacing: ``realtime_factor = 0`` runs as fast as possible, ``X > 0`` sleeps to keep sim time at X
+times wall time (the seed-003 time compression).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 import math
 import time
 from typing import Any
@@ -56,11 +56,11 @@ from rc_sim_engine.state import VX, VY, WHEEL_SPEED, YAW_RATE
 from rc_sim_engine.world import World
 
 __all__ = [
+    'SETTLE_TIME',
     'CollisionEvent',
     'Observation',
     'SimConfig',
     'SimResult',
-    'SETTLE_TIME',
     'Simulator',
     'sequence_source',
 ]
@@ -83,8 +83,8 @@ class SimConfig:
         joint_state_rate: ``/joint_states`` [Hz]. clock_rate: ``/clock`` [Hz].
         collision_rate: highest collision check rate [Hz] (near obstacles); 0 disables collisions.
         collision_response: ``stop`` | ``bounce`` | ``ignore``. restitution: bounce coefficient.
-        lidar: simulate the lidar. lidar_errors: an ``rc_sim_sensors`` ``LidarErrorConfig`` or None.
-        seed: seed of every random generator of the run.
+        lidar: simulate the lidar. lidar_errors: an ``rc_sim_sensors`` ``LidarErrorConfig`` or
+        None. seed: seed of every random generator of the run.
         realtime_factor: 0 = as fast as possible, else sim time / wall time to keep.
         mapper_mode: meaning of ``angular_z`` for controllers (scenarios carry their own mode).
     """
@@ -118,7 +118,8 @@ class SimConfig:
                               f'{self.collision_rate!r}')
         check_response(self.collision_response)
         if not 0 <= self.restitution <= 1:
-            raise ConfigError(f'sim config: restitution must be in [0, 1], got {self.restitution!r}')
+            raise ConfigError(f'sim config: restitution must be in [0, 1], got '
+                              f'{self.restitution!r}')
         if not (math.isfinite(self.realtime_factor) and self.realtime_factor >= 0):
             raise ConfigError(f'sim config: realtime_factor must be >= 0 (0 = as fast as '
                               f'possible), got {self.realtime_factor!r}')
@@ -227,7 +228,8 @@ class SimResult:
         return self.sim_time / self.wall_time if self.wall_time > 0 else math.inf
 
     def summary(self) -> dict[str, Any]:
-        """Per-car distance [m], max |lateral acceleration| [m/s^2], collisions, real-time factor."""
+        """Per-car distance [m], max |lateral acceleration| [m/s^2], collisions, real-time
+        factor."""
         odom, imu = self.streams['odom'], self.streams['imu']
         dist = np.sum(np.hypot(np.diff(odom['x'], axis=0), np.diff(odom['y'], axis=0)), axis=0)
         lat = np.max(np.abs(imu['ay']), axis=0) if len(imu['ay']) else np.zeros(self.n_cars)
@@ -244,7 +246,8 @@ class SimResult:
 
 
 def sequence_source(seq: Any) -> CommandSource:
-    """Command source playing a :class:`~rc_sim_control.commands.CommandSequence` (zero-order hold)."""
+    """Command source playing a :class:`~rc_sim_control.commands.CommandSequence` (zero-order
+    hold)."""
     from rc_sim_control.commands import sample
 
     def source(t: float, obs: Observation) -> tuple[ArrayLike, ArrayLike]:
@@ -255,7 +258,7 @@ def sequence_source(seq: Any) -> CommandSource:
 
 
 def _period_steps(rate: float, dt: float) -> int:
-    return max(1, int(round(1.0 / (rate * dt))))
+    return max(1, round(1.0 / (rate * dt)))
 
 
 class Simulator:
@@ -285,7 +288,7 @@ class Simulator:
         self._footprints: list[Footprint] = [footprint_from_params(p) for p in self.params]
         self._foot_rows = np.array([[f.center_x, f.half_length, f.half_width]
                                     for f in self._footprints])
-        self._dt_ns = int(round(cfg.dt * 1e9))
+        self._dt_ns = round(cfg.dt * 1e9)
         self.lidars = [Lidar(p, world) for p in self.params] if cfg.lidar else []
         seeds = np.random.SeedSequence(cfg.seed).spawn(self.n)
         self._error_models: list[Any] = []
@@ -386,7 +389,8 @@ class Simulator:
         self._record_command(v, w, accepted)
 
     def command(self, steering_angle: ArrayLike, wheel_speed: ArrayLike) -> None:
-        """Send mapper outputs directly (``/steering_angle`` [rad], ``/rear_wheel_speed`` [rad/s])."""
+        """Send mapper outputs directly (``/steering_angle`` [rad], ``/rear_wheel_speed``
+        [rad/s])."""
         s = np.broadcast_to(np.asarray(steering_angle, dtype=np.float64), (self.n,))
         w = np.broadcast_to(np.asarray(wheel_speed, dtype=np.float64), (self.n,))
         ok = np.isfinite(s) & np.isfinite(w)
@@ -403,7 +407,7 @@ class Simulator:
     # ------------------------------------------------------------------ loop
     def step_to(self, t: float) -> None:
         """Advance to time ``t`` [s] (rounded to whole steps), handling every event on the way."""
-        target = int(round(t / self.config.dt))
+        target = round(t / self.config.dt)
         pace = self.config.realtime_factor
         wall0 = time.perf_counter()
         t0 = self.time
@@ -481,8 +485,8 @@ class Simulator:
         if not (math.isfinite(end) and end > 0):
             raise ConfigError(f'duration must be > 0 s, got {end!r}')
         start_tick = -(-self.step_index // period)
-        ticks = np.arange(start_tick, int(math.ceil((self.step_index * self.config.dt + end)
-                                                     / t_cmd)) + 1)
+        ticks = np.arange(start_tick, math.ceil((self.step_index * self.config.dt + end)
+                                                     / t_cmd) + 1)
         t = ticks * t_cmd
         v, w = sample(seq, t - ticks[0] * t_cmd)
         self.set_mapper_mode(seq.mode)
@@ -627,7 +631,7 @@ class Simulator:
             for i, em in enumerate(self._error_models):
                 out = em.apply(ideal[i], self.lidars[i].angles, t_ns * 1e-9)
                 ranges[i] = out.ranges
-                stamps[i] = int(round(float(out.stamp) * 1e9))
+                stamps[i] = round(float(out.stamp) * 1e9)
                 lost[i] = bool(out.lost)
             self._rec['scan'].add(t_ns=t_ns, stamp_ns=stamps, ranges=ranges.astype(np.float32),
                                   raw=ideal.astype(np.float32), lost=lost)

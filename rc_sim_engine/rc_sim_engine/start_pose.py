@@ -4,9 +4,10 @@ The path a sequence will drive is predicted with the kinematic bicycle (x' = v c
 y' = v sin psi, psi' = v tan(delta) / L) fed with the mapper outputs of the control core
 (:func:`rc_sim_control.ackermann.map_sequence`), starting at the origin heading +x. A start pose is
 accepted when the conservative clearance (footprint bounding circle to the nearest obstacle,
-:func:`rc_sim_engine.collision.check_cars`) stays above ``margin`` along the whole path. The world's
-documented spawn pose is tried first; otherwise the nearest free pose on a grid (and the four
-headings) is returned, so a manoeuvre that does not fit on the track is still driven without crashing.
+:func:`rc_sim_engine.collision.check_cars`) stays above ``margin`` along the whole path. The
+world's documented spawn pose is tried first; otherwise the nearest free pose on a grid (and the
+four headings) is returned, so a manoeuvre that does not fit on the track is still driven without
+crashing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class StartChoice:
-    """Chosen base_link start pose, whether it differs from the preferred one, and its clearance."""
+    """Chosen base_link start pose, whether it differs from the preferred one, and its
+    clearance."""
 
     x: float
     y: float
@@ -85,7 +87,8 @@ def choose_start(world: World, params: VehicleParams, seq: Any,
         return StartChoice(*preferred, moved=False, clearance=gap0)
     reach = float(np.max(np.hypot(px, py))) + 1.0
     x0, x1, y0, y1 = world.bounds(reach)
-    gx, gy = np.meshgrid(np.arange(x0, x1 + spacing, spacing), np.arange(y0, y1 + spacing, spacing))
+    gx, gy = np.meshgrid(np.arange(x0, x1 + spacing, spacing),
+                         np.arange(y0, y1 + spacing, spacing))
     yaws = preferred[2] + np.array([0.0, 0.5, 1.0, 1.5]) * math.pi
     cand = np.column_stack([np.repeat(gx.ravel(), len(yaws)), np.repeat(gy.ravel(), len(yaws)),
                             np.tile(yaws, gx.size)])

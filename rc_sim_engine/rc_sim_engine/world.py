@@ -1,17 +1,20 @@
 """2D obstacle world read from the same SDF files Gazebo loads.
 
-Every ``<collision>`` of every ``<model>`` (nested models included) is projected onto the ground plane:
+Every ``<collision>`` of every ``<model>`` (nested models included) is projected onto the ground
+plane:
 
-* ``<box>`` -> oriented rectangle (centre, yaw, half sizes), ``<cylinder>`` and ``<sphere>`` -> solid disc,
+* ``<box>`` -> oriented rectangle (centre, yaw, half sizes), ``<cylinder>`` and ``<sphere>`` ->
+  solid disc,
 * ``<plane>`` -> ignored (ground),
 * any other geometry (mesh, heightmap, capsule, ...), or a box/cylinder tilted in roll or pitch,
   -> skipped with an :class:`SdfWarning`.
 
-Poses compose along world -> model -> link -> collision (SDF ``<pose>`` is ``x y z roll pitch yaw``,
-relative to the parent frame; ``degrees="true"`` and ``rotation_format="quat_xyzw"`` are understood).
-Each obstacle keeps its vertical extent ``[z_min, z_max]`` so the lidar only sees what crosses its scan
-plane. Thin circular walls (``rings``, hollow circles) are not an SDF primitive; they exist for synthetic
-worlds such as the F1TENTH-equivalent benchmark ring track (:func:`ring_track`).
+Poses compose along world -> model -> link -> collision (SDF ``<pose>`` is ``x y z roll pitch
+yaw``, relative to the parent frame; ``degrees="true"`` and ``rotation_format="quat_xyzw"`` are
+understood). Each obstacle keeps its vertical extent ``[z_min, z_max]`` so the lidar only sees what
+crosses its scan plane. Thin circular walls (``rings``, hollow circles) are not an SDF primitive;
+they exist for synthetic worlds such as the F1TENTH-equivalent benchmark ring track
+(:func:`ring_track`).
 
 A malformed or unsupported SDF raises a one-line :class:`~rc_sim_description.errors.ConfigError`.
 """
@@ -87,7 +90,8 @@ class World:
         return np.stack([cx[:, None] + c * px - s * py, cy[:, None] + s * px + c * py], axis=-1)
 
     def segments(self, z: float | None = None) -> FloatArray:
-        """(4 Nb, 4) box edges ``x0, y0, x1, y1``; with ``z``, only boxes whose extent contains it."""
+        """(4 Nb, 4) box edges ``x0, y0, x1, y1``; with ``z``, only boxes whose extent contains
+        it."""
         keep = self._at_height(self.box_z, z)
         corners = self.box_corners()[keep]
         nxt = np.roll(corners, -1, axis=1)
@@ -191,7 +195,8 @@ class _Accumulator:
         warnings.warn(f'{self.source}: {message}', SdfWarning, stacklevel=4)
 
     def build(self, name: str) -> World:
-        def arr(rows: list[tuple[float, ...]] | list[tuple[float, float]], width: int) -> FloatArray:
+        def arr(rows: list[tuple[float, ...]] | list[tuple[float, float]],
+                width: int) -> FloatArray:
             return np.array(rows, dtype=np.float64).reshape(-1, width)
 
         return World(name=name, source=self.source, boxes=arr(self.boxes, 5),
@@ -243,10 +248,12 @@ def _add_geometry(collision: ET.Element, pose: _Pose, name: str, acc: _Accumulat
         if shape.tag == 'cylinder':
             (length,) = _floats(shape, 'length', 1, acc.source, name)
             if length <= 0:
-                raise ConfigError(f'{acc.source}: {name}: cylinder length must be > 0, got {length}')
+                raise ConfigError(f'{acc.source}: {name}: cylinder length must be > 0, '
+                                  f'got {length}')
             half_height = 0.5 * length
             if tilted:
-                acc.warn(f'{name}: cylinder tilted in roll/pitch skipped (not representable in 2D)')
+                acc.warn(f'{name}: cylinder tilted in roll/pitch skipped '
+                         '(not representable in 2D)')
                 return
         if radius <= 0:
             raise ConfigError(f'{acc.source}: {name}: radius must be > 0, got {radius}')
@@ -314,8 +321,8 @@ def _rpy_from_quaternion(qx: float, qy: float, qz: float, qw: float) -> tuple[fl
 def _compose(parent: _Pose, child: _Pose) -> _Pose:
     """Parent * child for poses without roll/pitch in the parent (planar composition).
 
-    A parent tilted in roll/pitch makes the whole subtree non-planar; its tilt is propagated so that
-    every geometry below is skipped with a warning.
+    A parent tilted in roll/pitch makes the whole subtree non-planar; its tilt is propagated so
+    that every geometry below is skipped with a warning.
     """
     px, py, pz, proll, ppitch, pyaw = parent
     cx, cy, cz, croll, cpitch, cyaw = child

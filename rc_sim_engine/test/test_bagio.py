@@ -81,7 +81,7 @@ def test_bag_round_trip(tmp_path: Path, result, storage: str) -> None:
     assert scan.angle_increment == pytest.approx(P.sensors.lidar_angle_increment, rel=1e-6)
     np.testing.assert_array_equal(scan.ranges, s['scan']['ranges'][0, 0])
     assert len(paths[0].poses) == 2
-    assert list(joints[0].name)[0] == 'front_left_steering_joint'
+    assert next(iter(joints[0].name)) == 'front_left_steering_joint'
 
 
 def test_failed_write_leaves_nothing(tmp_path: Path, result) -> None:
@@ -106,7 +106,7 @@ def test_open_bag_errors(tmp_path: Path) -> None:
     with pytest.raises(BagError, match='not found'), open_bag(tmp_path / 'missing'):
         pass
     (tmp_path / 'plain').mkdir()
-    with pytest.raises(BagError, match='no metadata.yaml'), open_bag(tmp_path / 'plain'):
+    with pytest.raises(BagError, match=r'no metadata\.yaml'), open_bag(tmp_path / 'plain'):
         pass
     junk = tmp_path / 'junk.txt'
     junk.write_text('x')
@@ -132,6 +132,6 @@ def test_db3_file_path_and_missing_topic(tmp_path: Path, result) -> None:
     out = tmp_path / 'run'
     with BagWriter(out) as bag:
         write_sim_result(bag, result)
-    with open_bag(out / 'run.db3') as reader:
-        with pytest.raises(BagError, match='topic /nope not in bag .it has: /clock'):
-            require_topics(reader, ['/nope'], out)
+    with open_bag(out / 'run.db3') as reader, pytest.raises(
+            BagError, match=r'topic /nope not in bag \(it has: /clock'):
+        require_topics(reader, ['/nope'], out)

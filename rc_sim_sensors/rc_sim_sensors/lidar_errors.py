@@ -46,6 +46,7 @@ __all__ = ['LidarErrorConfig', 'LidarErrorModel', 'LidarErrorState', 'LidarScanO
            'apply_lidar_errors', 'uniforms_per_scan']
 
 FloatArray = NDArray[np.floating[Any]]
+_CHUNK = 32  # scans per kernel call (32 x 4 x 1081 uniforms ~ 1 MB)
 
 
 @dataclass(frozen=True)
@@ -147,20 +148,7 @@ def apply_lidar_errors(
     c = config
 
     n_u = uniforms_per_scan(c, n_beams)
-    u = rng.random((n_scans, n_u)) if n_u else np.zeros((n_scans, 3))
     event, mix, noise, jitter, _ = _blocks(c)
-
-    # per scan: bias b_k = b0 + w_k + g_k and scan loss
-    walk, markov = bias_series(u, stamps, state.scan_count, state.bias_walk, state.bias_markov,
-                               state.last_stamp, c.bias_walk_stddev, c.bias_markov_stddev,
-                               c.bias_correlation_time)
-    bias = c.bias_initial + walk + markov
-    new_state = LidarErrorState(bias_walk=float(walk[-1]), bias_markov=float(markov[-1]),
-                                last_stamp=float(stamps[-1]),
-                                scan_count=state.scan_count + n_scans)
-    lost = u[:, 0] < c.scan_loss_probability if n_u else np.zeros(n_scans, dtype=bool)
-
-    # per beam: stages 1-6 in the kernel
     increment = (theta[-1] - theta[0]) / (n_beams - 1) if n_beams > 1 else 1.0
     phi_base = theta
     if c.angle_resolution > 0:
@@ -174,12 +162,34 @@ def apply_lidar_errors(
         c.range_resolution, c.mixed_pixel_probability])
     flags = np.array([c.has_angular_effects, c.out_of_range == 'clamp',
                       c.has_noise or c.has_bias or c.noise_mean != 0], dtype=np.int64)
+    blocks = np.array([event, mix, noise, jitter], dtype=np.int64)
     dummy = np.zeros((1, 1))
-    ranges_out, inten_kernel = corrupt_scans(
-        r, phi_base, float(theta[0]) if n_beams else 0.0, float(increment), u,
-        np.array([event, mix, noise, jitter], dtype=np.int64), bias,
-        dummy if inten_in is None else inten_in, inten_in is not None,
-        dummy if alpha is None else alpha, alpha is not None, params, flags)
+    ranges_out = np.empty_like(r)
+    inten_kernel = dummy if inten_in is None else np.empty_like(inten_in)
+    bias = np.empty(n_scans)
+    lost = np.zeros(n_scans, dtype=bool)
+    walk0, markov0, last_stamp = state.bias_walk, state.bias_markov, state.last_stamp
+    # Chunks of scans keep the uniforms cache-resident; the stream is drawn in the same order,
+    # so the result does not depend on the chunk size.
+    for k0 in range(0, n_scans, _CHUNK):
+        k1 = min(k0 + _CHUNK, n_scans)
+        u = rng.random((k1 - k0, n_u)) if n_u else np.zeros((k1 - k0, 3))
+        # per scan: bias b_k = b0 + w_k + g_k and scan loss
+        walk, markov = bias_series(u, stamps[k0:k1], state.scan_count + k0, walk0, markov0,
+                                   last_stamp, c.bias_walk_stddev, c.bias_markov_stddev,
+                                   c.bias_correlation_time)
+        walk0, markov0, last_stamp = float(walk[-1]), float(markov[-1]), float(stamps[k1 - 1])
+        bias[k0:k1] = c.bias_initial + walk + markov
+        if n_u:
+            lost[k0:k1] = u[:, 0] < c.scan_loss_probability
+        # per beam: stages 1-6 in the kernel
+        corrupt_scans(
+            r[k0:k1], phi_base, float(theta[0]) if n_beams else 0.0, float(increment), u, blocks,
+            bias[k0:k1], dummy if inten_in is None else inten_in[k0:k1], inten_in is not None,
+            dummy if alpha is None else alpha[k0:k1], alpha is not None, params, flags,
+            ranges_out[k0:k1], inten_kernel if inten_in is None else inten_kernel[k0:k1])
+    new_state = LidarErrorState(bias_walk=walk0, bias_markov=markov0, last_stamp=last_stamp,
+                                scan_count=state.scan_count + n_scans)
 
     inten_out = None if inten_in is None else inten_kernel
     stamps_out = stamps + c.latency

@@ -56,8 +56,8 @@ def normal_from_uniform(u: float) -> float:  # pragma: no cover - jitted
 def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float, u: F64,
                   blocks: NDArray[np.int64], bias: F64, inten: Floats, has_inten: bool,
                   alpha: Floats, has_alpha: bool, p: F64, flags: NDArray[np.int64],
-                  ) -> tuple[Floats, Floats]:  # pragma: no cover - jitted
-    """Apply stages 1-6 to ``ranges`` (S, B); returns (ranges, intensities) in the input dtypes.
+                  out: Floats, out_i: Floats) -> None:  # pragma: no cover - jitted
+    """Apply stages 1-6 to ``ranges`` (S, B), writing ``out`` (and ``out_i`` when ``has_inten``).
 
     ``blocks`` = (event, mix, noise, jitter) offsets of the per-beam uniform blocks in
     ``u[:, 3:]`` (-1 = off);
@@ -74,22 +74,35 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
     r_min, r_max, quantum, p_mix = p[11], p[12], p[13], p[14]
     angular, clamp, add_offset = flags[0] != 0, flags[1] != 0, flags[2] != 0
     event, mix, noi, jit = blocks[0], blocks[1], blocks[2], blocks[3]
-    out = np.empty_like(ranges)
-    out_i = np.empty_like(inten)
     row = np.empty(n_beams)
     row_i = np.empty(n_beams)
     row_a = np.empty(n_beams)
+    n_jit = np.zeros(n_beams)
+    n_noise = np.zeros(n_beams)
+    mixed = np.empty(n_beams)
+    drop = np.zeros(n_beams, dtype=np.bool_)
+    keep_base = 1.0 - p_drop
+    inv_quantum = 1.0 / quantum if quantum > 0.0 else 0.0
     inv_span = 1.0 / (0.5 * math.pi - inc_start)
     inv_limit = 1.0 / i_limit
     inv_increment = 1.0 / increment
     last = n_beams - 1.0
     for s in range(n_scans):
+        # normal deviates of this scan (tight loops pipeline far better than inline calls)
+        if jit >= 0:
+            base = 3 + jit * n_beams
+            for i in range(n_beams):
+                n_jit[i] = normal_from_uniform(u[s, base + i])
+        if noi >= 0:
+            base = 3 + noi * n_beams
+            for i in range(n_beams):
+                n_noise[i] = normal_from_uniform(u[s, base + i])
         # 1. angular resampling
         if angular and n_beams > 1:
             for i in range(n_beams):
                 phi = phi_base[i]
                 if jit >= 0:
-                    phi += jitter * normal_from_uniform(u[s, 3 + jit * n_beams + i])
+                    phi += jitter * n_jit[i]
                 x = (phi - theta0) * inv_increment
                 x = min(max(x, 0.0), last)
                 nearest = np.rint(x)
@@ -125,26 +138,34 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
                     row_i[i] = inten[s, i]
                 if has_alpha:
                     row_a[i] = alpha[s, i]
-        offset = bias[s] + mean
-        for i in range(n_beams):
-            d = row[i]
-            # 2. mixed pixel with the right neighbour
-            if mix >= 0 and i + 1 < n_beams:
+        # 2. mixed pixel with the right neighbour: d_i + w (d_i+1 - d_i), w = u / p_mix
+        if mix >= 0:
+            base = 3 + mix * n_beams
+            for i in range(n_beams - 1):
+                d = row[i]
                 jump = row[i + 1] - d
-                if math.isfinite(jump) and abs(jump) > edge:
-                    um = u[s, 3 + mix * n_beams + i]
-                    if um < p_mix:
-                        d = d + (um / p_mix) * jump
-            # 3. bias and noise on finite ranges: z = d + b + mu + (sigma0 + k d) n
-            if add_offset and math.isfinite(d):
-                sigma = sigma0 + sigma_k * abs(d)
-                d = d + offset
-                if noi >= 0:
-                    d = d + sigma * normal_from_uniform(u[s, 3 + noi * n_beams + i])
-            # 4. dropout and spurious returns
-            drop = False
-            if event >= 0:
-                keep = 1.0 - p_drop
+                um = u[s, base + i]
+                hit = math.isfinite(jump) and abs(jump) > edge and um < p_mix
+                mixed[i] = d + (um / p_mix) * jump if hit else d
+            for i in range(n_beams - 1):
+                row[i] = mixed[i]
+        # 3. bias and noise on finite ranges: z = d + b + mu + (sigma0 + k d) n
+        if add_offset:
+            offset = bias[s] + mean
+            if noi >= 0:
+                for i in range(n_beams):
+                    d = row[i]
+                    v = d + offset + (sigma0 + sigma_k * abs(d)) * n_noise[i]
+                    row[i] = v if math.isfinite(d) else d
+            else:
+                for i in range(n_beams):
+                    d = row[i]
+                    row[i] = d + offset if math.isfinite(d) else d
+        # 4. dropout (incidence / intensity dependent) and spurious returns
+        if event >= 0:
+            base = 3 + event * n_beams
+            for i in range(n_beams):
+                keep = keep_base
                 if has_alpha and p_inc > 0.0:
                     ramp = (abs(row_a[i]) - inc_start) * inv_span
                     keep *= 1.0 - p_inc * min(max(ramp, 0.0), 1.0)
@@ -152,35 +173,36 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
                     ramp = 1.0 - row_i[i] * inv_limit
                     keep *= 1.0 - p_int * min(max(ramp, 0.0), 1.0)
                 pd = 1.0 - keep
-                ue = u[s, 3 + event * n_beams + i]
-                if ue < pd:
-                    drop = True
-                elif p_spur > 0.0:
+                ue = u[s, base + i]
+                drop[i] = ue < pd
+                if p_spur > 0.0:
                     width = p_spur * keep
-                    if ue < pd + width:
-                        d = r_min + (r_max - r_min) * ((ue - pd) / width)
-            # 5. range quantization
-            if quantum > 0.0:
-                d = quantum * np.rint(d / quantum)
-            # 6. limits
+                    if pd <= ue < pd + width:
+                        row[i] = r_min + (r_max - r_min) * ((ue - pd) / width)
+        # 5. range quantization
+        if quantum > 0.0:
+            for i in range(n_beams):
+                row[i] = quantum * np.rint(row[i] * inv_quantum)
+        # 6. limits (REP 117 or clamp) and output
+        for i in range(n_beams):
+            d = row[i]
+            dropped = event >= 0 and drop[i]
             if clamp:
-                if drop:
+                if dropped:
                     d = r_max
                 elif d < r_min:
                     d = r_min
                 elif d > r_max:
                     d = r_max
-            else:
-                if drop:
-                    d = math.inf
-                elif d < r_min:
-                    d = -math.inf
-                elif d > r_max:
-                    d = math.inf
+            elif dropped:
+                d = math.inf
+            elif d < r_min:
+                d = -math.inf
+            elif d > r_max:
+                d = math.inf
             out[s, i] = d
             if has_inten:
-                out_i[s, i] = 0.0 if drop else row_i[i]
-    return out, out_i
+                out_i[s, i] = 0.0 if dropped else row_i[i]
 
 
 @njit(cache=True)
