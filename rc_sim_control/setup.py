@@ -37,7 +37,7 @@ setup(
     packages=find_packages(exclude=['test', 'test.*']),
     package_data={package_name: ['py.typed']},
     data_files=data_files(),
-    install_requires=['setuptools', 'numpy>=1.23', 'pyyaml>=6', 'rc_sim_description'],
+    install_requires=['setuptools', 'numpy>=1.23', 'pyyaml>=6', 'scipy>=1.10', 'rc_sim_description'],
     python_requires='>=3.10',
     zip_safe=False,
     maintainer='rc-sim maintainers',

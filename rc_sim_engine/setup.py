@@ -33,7 +33,7 @@ setup(
     packages=find_packages(exclude=['test', 'test.*']),
     package_data={package_name: ['py.typed']},
     data_files=data_files(),
-    install_requires=['setuptools', 'numpy>=1.23', 'pyyaml>=6', 'rosbags>=0.10.3', 'matplotlib>=3.6', 'numba>=0.58', 'rich>=13', 'rc_sim_description', 'rc_sim_control', 'rc_sim_sensors'],
+    install_requires=['setuptools', 'numpy>=1.23', 'pyyaml>=6', 'rosbags>=0.10.3', 'matplotlib>=3.6', 'numba>=0.58', 'scipy>=1.10', 'rich>=13', 'rc_sim_description', 'rc_sim_control', 'rc_sim_sensors'],
     python_requires='>=3.10',
     zip_safe=False,
     maintainer='rc-sim maintainers',

@@ -29,6 +29,9 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                    choices=('curvature', 'radius', 'steering_angle', 'yaw_rate'),
                    help='mapper mode the real car used for /cmd_vel (default: fit YAML, '
                    'yaw_rate)')
+    p.add_argument('--mapper', metavar='KEY=VALUE', action='append', default=[],
+                   help="parameter of the real car's /cmd_vel mapper (MapperConfig field, e.g. "
+                   'wheelbase=0.32); repeatable')
     p.add_argument('--config', metavar='YAML', default=None,
                    help='fit settings merged over the packaged config/fit_default.yaml')
     p.add_argument('--dt', type=float, default=None, help='physics step of the replay [s]')
@@ -109,7 +112,29 @@ def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> An
     put('cost', 'metric', getattr(args, 'metric', None))
     if getattr(args, 'no_polish', False):
         put('optimizer', 'polish', False)
-    return load_fit_settings(args.config, free=free, overrides=over)
+    settings = load_fit_settings(args.config, free=free, overrides=over)
+    if args.mapper:
+        from dataclasses import replace
+
+        settings = replace(settings, data=replace(settings.data,
+                                                  mapper_overrides=_mapper_items(args.mapper)))
+    return settings
+
+
+def _mapper_items(items: Sequence[str]) -> tuple[tuple[str, float], ...]:
+    from rc_sim_calibration.errors import CalibrationError
+
+    out = []
+    for item in items:
+        key, sep, value = item.partition('=')
+        try:
+            number = float(value)
+        except ValueError:
+            number = float('nan')
+        if not sep or not key.strip() or not number == number:
+            raise CalibrationError(f'--mapper {item!r}: expected KEY=NUMBER')
+        out.append((key.strip(), number))
+    return tuple(out)
 
 
 def _base_params(args: argparse.Namespace) -> Any:

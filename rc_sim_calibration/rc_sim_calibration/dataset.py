@@ -402,7 +402,9 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
         notes.append('odometry twist is zero: velocities differentiated from the pose')
 
     wheel_g = _zoh(t_cmd, wheel_cmd, grid)
-    speed = np.hypot(vx, vy)
+    # activity from a 0.2 s moving average of the speed: sensor noise alone never counts as motion
+    n_avg = max(1, round(0.2 * opts.rate_hz))
+    speed = np.convolve(np.hypot(vx, vy), np.ones(n_avg) / n_avg, mode='same')
     stationary = (np.abs(wheel_g) < 1e-6) & (speed < opts.idle_speed)
 
     yaw_rate, yaw_source, bias = wz_odom, vel_source, 0.0

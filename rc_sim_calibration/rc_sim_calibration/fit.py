@@ -172,6 +172,35 @@ def delayed_commands(commands: Array, latency: Array, dt: float, n_back: int) ->
     return np.asarray(out)
 
 
+def servo_time_constant(p: VehicleParams) -> float:
+    """Dominant time constant [s] of the hinge servo J s^2 + Kd s + Kp (engine actuators).
+
+    Over-damped: tau = 2 J / (Kd - sqrt(Kd^2 - 4 J Kp)) (slow pole); under-damped: the envelope
+    2 J / Kd; no P gain: inf. J from :func:`rc_sim_engine.actuators.steering_hinge_inertia`.
+    """
+    from rc_sim_engine.actuators import steering_hinge_inertia
+
+    j, kp, kd = steering_hinge_inertia(p), p.steering.servo_p_gain, p.steering.servo_d_gain
+    if kp <= 0:
+        return math.inf
+    disc = kd * kd - 4.0 * j * kp
+    if disc > 0:
+        return 2.0 * j / (kd - math.sqrt(disc))
+    return 2.0 * j / kd if kd > 0 else math.sqrt(j / kp)
+
+
+def first_order_final(u: Array, tau: Array, dt: float) -> Array:
+    """Last value of a first-order lag y' = (u - y) / tau over the rows of u (N, C), y0 = u[:, 0].
+
+    Exact for a zero-order-held input: y_k = a y_(k-1) + (1 - a) u_(k-1), a = exp(-dt / tau).
+    """
+    c = u.shape[1]
+    a = np.exp(-dt / np.where(np.isfinite(tau) & (tau > 0), tau, np.inf))[:, None]
+    powers = a ** np.arange(c - 2, -1, -1)[None, :]          # weight of u_k in y_(c-1)
+    y = (a ** (c - 1))[:, 0] * u[:, 0] + np.sum((1.0 - a) * powers * u[:, :c - 1], axis=1)
+    return np.asarray(y)
+
+
 def predict_windows(params: Sequence[VehicleParams], win: Windows, settings: FitSettings
                     ) -> dict[str, Array]:
     """Predictions (P, W, K) of x, y, vx, yaw_rate, wheel_speed for P parameter sets.
@@ -189,11 +218,14 @@ def predict_windows(params: Sequence[VehicleParams], win: Windows, settings: Fit
     plist = [p.with_values(command_latency=0.0) if p.timing.command_latency else p
              for p in params]
     plist = [p for p in plist for _ in range(w)]
-    # Initial steering: the servo settled on the trimmed, delayed command at the window start.
+    # Initial steering: the trimmed, delayed command history through the servo's dominant lag.
     gain = np.repeat([p.steering.steering_gain for p in params], w)
     offset = np.repeat([p.steering.steering_offset for p in params], w)
     limit = np.repeat([p.steering.max_steering_angle for p in params], w)
-    delta0 = np.clip(gain * steer[:, n_back] + offset, -limit, limit)
+    tau = np.repeat([servo_time_constant(p) for p in params], w)
+    target = np.clip(gain[:, None] * steer[:, :n_back + 1] + offset[:, None], -limit[:, None],
+                     limit[:, None])
+    delta0 = first_order_final(target, tau, dt)
     x0 = InitialState(**{k: np.tile(v, p_count) for k, v in win.x0.items()}, steering=delta0)
     # Step k of the engine (time k dt) looks up the last t_cmd <= k dt: label the samples half a
     # step early so float rounding cannot pick the neighbour.
@@ -415,6 +447,11 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         problem, values, u0, train, validate, settings, lookback)
     if cost_final > cost_start:
         warnings.append('the fit did not improve on the nominal parameters')
+    for i, f in enumerate(free):
+        if min(u_best[i], 1.0 - u_best[i]) < 1e-3:
+            side = 'lower' if u_best[i] < 0.5 else 'upper'
+            warnings.append(f'{f.name} ended at its {side} bound ({values[i]:.6g}): widen the '
+                            'bounds or fix the parameter')
     return FitResult(
         names=problem.names, start=np.array([f.start for f in free]), values=values,
         lower=np.array([f.lower for f in free]), upper=np.array([f.upper for f in free]),

@@ -59,7 +59,7 @@ def _raw(*, twist=True, commands='float', glitch_at=None, rng_seed=0, imu=True, 
     roles = {'odom': '/odom', 'imu': '/imu', 'steering': '/steering_angle',
              'wheel_speed': '/rear_wheel_speed', 'cmd_vel': '/cmd_vel',
              'ackermann': '/ackermann_cmd'}
-    return RawBag(path='mem.db3', start_ns=0, topics={v_: 'x' for v_ in roles.values()},
+    return RawBag(path='mem.db3', start_ns=0, topics=dict.fromkeys(roles.values(), 'x'),
                   roles={k: roles[k] for k in series}, series=series)
 
 
@@ -78,11 +78,11 @@ def test_circle_with_gyro_bias_and_glitch():
     moving = (ds.t > REST + 0.5) & (ds.t < REST + DRIVE - 0.5)
     np.testing.assert_allclose(ds.yaw_rate[moving], WZ, atol=0.02)
     x, y, _, _, _ = _truth(ds.t)
-    assert np.max(np.abs(ds.x - x)) < 0.02  # the 0.3 m glitch is gone
+    assert np.max(np.hypot(ds.x - x, ds.y - y)) < 0.02  # the 0.3 m glitch is gone
     assert np.all(np.diff(ds.yaw) > -1e-3) and ds.yaw.max() > 2 * math.pi  # unwrapped
     # trimmed: rest at the end minus the 0.5 s margin
-    assert ds.t[-1] == pytest.approx(REST + DRIVE + 0.5, abs=0.03)
-    assert ds.t[0] == pytest.approx(REST - 0.5, abs=0.03)
+    assert ds.t[-1] == pytest.approx(REST + DRIVE + 0.5, abs=0.15)  # 0.2 s speed average
+    assert ds.t[0] == pytest.approx(REST - 0.5, abs=0.15)
     assert any('rejected' in n for n in ds.notes)
     assert ds.commands_at(np.array([REST + 1.0]))[1][0] == pytest.approx(
         V / PARAMS.geometry.wheel_radius)

@@ -61,7 +61,7 @@ def test_apply_values_and_override_values(base):
     (['tyre_model'], '', 'is not a number'),
     (['pacejka_lateral.F'], '', 'dotted names'),
     (['steering_gain'], 'bounds: {steering_gain: {absolute: [1.1, 1.5]}}',
-     r"start value 1 is outside its bounds \[1.1, 1.5\]"),
+     r'start value 1 is outside its bounds \[1.1, 1.5\]'),
     (['steering_gain'], 'bounds: {steering_gain: [0.5, 2]}', 'must be one of'),
     (['steering_gain'], 'bounds: {steering_gain: {absolute: [2, 1]}}', 'lower bound'),
     (['command_latency'], 'bounds: {}\n', 'base value 0 and no bounds'),

@@ -206,7 +206,7 @@ class Parabola(Trajectory):
 
     @property
     def default_duration(self) -> float:
-        return 8.0
+        return 6.0  # speed sqrt(4a^2 + 4a^2 t^2): 6.1 m/s at 6 s for a = 0.5
 
     def parameters(self) -> dict[str, float]:
         return {'a': self.a}

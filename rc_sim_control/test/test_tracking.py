@@ -198,6 +198,7 @@ def test_tracker_session_places_the_run_at_the_car_and_finishes() -> None:
     assert math.hypot(step.error_x, step.error_y) < 1e-12
     t, x, y, yaw = session.reference_path()
     assert t[-1] == 4.0 and np.allclose(np.hypot(x - x[0] + 1.5, y - y[0]), 1.5)
+    assert yaw[0] == pytest.approx(math.pi / 2)
     last = session.step(14.5, pose)
     assert last is not None and last.finished and last.command.speed == 0.0
     assert not session.active

@@ -68,6 +68,10 @@ def _probability_like(v: float) -> str | None:
     return None if 0 <= v <= 10 else f'must be in [0, 10], got {v!r}'
 
 
+def _unit_interval(v: float) -> str | None:
+    return None if -1.0 <= v <= 1.0 else f'must be in [-1, 1], got {v!r}'
+
+
 def _latency(v: float) -> str | None:
     return None if 0 <= v <= 1.0 else f'must be in [0, 1] s, got {v!r}'
 
@@ -144,6 +148,9 @@ class SteeringParams:
 
     max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _half_pi_open)
     max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', _positive)
+    rear_steering_ratio: float = _p(
+        '-', 'k: rear wheels steer k * delta in counter-phase (4WS, seed 004; 0 = front only); '
+        'used by the engine model kinematic_4ws.', _unit_interval)
     steering_gain: float = _p('-', 'Trim: delta = steering_gain * delta_cmd + steering_offset.',
                               _positive)
     steering_offset: float = _p('rad', 'Trim offset added to the commanded angle.')

@@ -15,7 +15,7 @@ from pathlib import Path
 __all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
 
 KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'models.py',
-                  'integrators.py', '_kernels.py', '_jit_cache.py')
+                  'integrators.py', '_kernels.py', '_jit_cache.py', 'four_wheel_steering.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 
@@ -26,6 +26,8 @@ def invalidate_stale_cache(package_dir: Path | None = None) -> bool:
     for name in KERNEL_SOURCES:
         try:
             digest.update((here / name).read_bytes())
+        except FileNotFoundError:
+            digest.update(name.encode())  # an optional model module that is absent
         except OSError:
             return False
     cache = here / '__pycache__'

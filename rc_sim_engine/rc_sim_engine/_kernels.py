@@ -1,8 +1,10 @@
 """Compiled stepping loops over cars and time (numba, cached). Private: use Car / rollout.
 
 One physics step of one car (:func:`advance`): for each of ``n_sub`` equal sub-steps ``h``:
-servo sub-step, rear wheel sub-step (both backward Euler, :mod:`rc_sim_engine.actuators`), then the
-chassis integrator with the actuator outputs held (:mod:`rc_sim_engine.integrators`).
+servo sub-step (exact linear step + limits), rear wheel sub-step (backward Euler; both in
+:mod:`rc_sim_engine.actuators`), then the chassis integrator (:mod:`rc_sim_engine.integrators`)
+with the steering angle and wheel speed held at their sub-step midpoint values (averages of the
+start and end values: second-order coupling; measured 1 mm over a 6 s slalom at 1 kHz).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rc_sim_engine.models import (
     wheel_joint_rates,
 )
 from rc_sim_engine.packed import (
+    P_FZ_REAR,
     P_J_HINGE,
     P_J_REAR,
     P_L,
@@ -40,6 +43,7 @@ from rc_sim_engine.packed import (
     P_SERVO_KD,
     P_SERVO_KI,
     P_SERVO_KP,
+    P_SERVO_PHI,
     P_SERVO_TMAX,
     P_STEER_GAIN,
     P_STEER_OFFSET,
@@ -95,12 +99,14 @@ def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wh
             dt: float, n_sub: int, model_id: int, integ_id: int, project: bool) -> None:
     """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place."""
     h = dt / n_sub
-    fz_r0 = axle_loads(p, 0.0)[1]
+    fz_r0 = p[P_FZ_REAR]
+    phi = p[P_SERVO_PHI:P_SERVO_PHI + 9]
     d_target = servo_target(steer_cmd, p)
     w_target = wheel_target(wheel_cmd, p)
     for _ in range(n_sub):
+        d0, w0 = x[STEER], x[WHEEL_SPEED]
         d, rate, integ = servo_substep(
-            x[STEER], x[STEER_RATE], x[SERVO_INTEGRAL], d_target, h, p[P_J_HINGE],
+            x[STEER], x[STEER_RATE], x[SERVO_INTEGRAL], d_target, h, phi, p[P_J_HINGE],
             p[P_SERVO_KP], p[P_SERVO_KI], p[P_SERVO_KD], p[P_SERVO_IMAX], p[P_SERVO_TMAX],
             p[P_MAX_STEER_RATE], p[P_MAX_STEER])
         x[STEER] = d
@@ -115,9 +121,11 @@ def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wh
             p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E], V_EPS)
         x[WHEEL_SPEED] = w
         x[WHEEL_INTEGRAL] = wint
-        cd, sd = math.cos(d), math.sin(d)
+        # the chassis sees the actuator outputs at the sub-step midpoint (second-order coupling)
+        d_mid = 0.5 * (d0 + d)
+        cd, sd = math.cos(d_mid), math.sin(d_mid)
         td = sd / cd
-        integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td)
+        integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, 0.5 * (w0 + w))
         if project:
             project_kinematic(x, p)
         rear, fl, fr = wheel_joint_rates(x, p, td)

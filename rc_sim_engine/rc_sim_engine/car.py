@@ -101,7 +101,8 @@ class Car:
         self._integ_id = get_integrator(integrator)
         self.dt = float(dt)
         self._n_sub = substeps(self.dt)
-        self._p = pack_params(self.params, tyre_model=tyre_model, load_transfer=load_transfer)
+        self._p = pack_params(self.params, tyre_model=tyre_model, load_transfer=load_transfer,
+                              substep=self.dt / self._n_sub)
         self._delay = np.array([latency_steps(p.timing.command_latency, self.dt)
                                 for p in self.params], dtype=np.int64)
         self._buf = np.zeros((self.n, int(self._delay.max()) + 1, 2))

@@ -25,10 +25,13 @@ def register(subparsers: Any) -> None:
     """Add ``rcsim run`` to the top-level parser."""
     p = subparsers.add_parser(
         'run', help='simulate a scenario with the embedded engine; write a bag and plots',
-        description=__doc__.split('\n\n')[0] + ' Writes /clock, /cmd_vel, /steering_angle, '
-        '/rear_wheel_speed, /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw).',
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument('--world', default='basic_track', help='world name or SDF file')
+        description='Simulate a scenario in a world with the embedded engine. The output '
+        'directory is a rosbag2 bag (/clock, /cmd_vel, /steering_angle, /rear_wheel_speed, '
+        '/joint_states, /odom, /tf, /imu, /scan, + /scan_raw with lidar errors) that also holds '
+        'trajectory.png, signals.png and summary.yaml. Example: rcsim run --world basic_track '
+        '--scenario basic_track_lap --out runs/lap')
+    p.add_argument('--world', default='basic_track',
+                   help='world name or SDF file (default: basic_track)')
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument('--scenario', help='manoeuvre name (line, circle_left, figure_eight, ...), '
                      'shipped scenario name or scenario YAML file')
@@ -37,15 +40,18 @@ def register(subparsers: Any) -> None:
     p.add_argument('--params', metavar='YAML', help='vehicle override YAML (partial vehicle.yaml)')
     p.add_argument('--duration', type=float, help='simulated time [s] (default: scenario end + '
                    '1 s to come to rest)')
-    p.add_argument('--model', default='single_track', help='vehicle model (rc_sim_engine.models)')
+    p.add_argument('--model', default='single_track',
+                   help='vehicle model: single_track (default) or kinematic')
     p.add_argument('--tyre-model', help='lateral tyre model override (linear, fiala, pacejka)')
     p.add_argument('--lidar-errors', metavar='PRESET|YAML',
                    help='lidar error preset (ideal, hokuyo_ust10lx, ...) or YAML file')
-    p.add_argument('--seed', type=int, default=0, help='seed of every random generator')
+    p.add_argument('--seed', type=int, default=0,
+                   help='seed of every random generator (default: 0)')
     p.add_argument('--storage', choices=('sqlite3', 'mcap'), default='sqlite3',
-                   help='bag storage (sqlite3 is what Humble reads by default)')
+                   help='bag storage (default: sqlite3, what Humble reads by default)')
     p.add_argument('--realtime-factor', type=float, default=0.0,
-                   help='pace the loop at this multiple of real time (0: as fast as possible)')
+                   help='pace the loop at this multiple of real time (default 0: as fast as '
+                   'possible)')
     p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'),
                    help="base_link start pose in odom (default: the world's spawn pose, moved "
                    'to the nearest free pose when the scenario would hit a wall there)')
@@ -53,9 +59,9 @@ def register(subparsers: Any) -> None:
     p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, figure eight)')
     p.add_argument('--mode', default='yaw_rate', choices=('curvature', 'radius',
                                                           'steering_angle', 'yaw_rate'),
-                   help='mapper mode of the /cmd_vel in --cmd-vel-bag')
+                   help='mapper mode of the /cmd_vel in --cmd-vel-bag (default: yaw_rate)')
     p.add_argument('--collision', default='stop', choices=('stop', 'bounce', 'ignore'),
-                   help='response when the car touches an obstacle')
+                   help='response when the car touches an obstacle (default: stop)')
     p.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
     p.add_argument('--force', action='store_true', help='overwrite an existing output')
     p.set_defaults(func=command)
@@ -125,6 +131,11 @@ def _lidar_errors(spec: str | None) -> Any:
 
     if spec in PRESETS:
         return LidarErrorConfig.from_preset(spec)
+    if not Path(spec).is_file():
+        from rc_sim_description.errors import ConfigError
+
+        raise ConfigError(f'--lidar-errors: {spec!r} is neither a preset ({", ".join(PRESETS)}) '
+                          'nor a YAML file')
     return LidarErrorConfig.from_yaml(spec)
 
 
@@ -161,7 +172,7 @@ def command(args: argparse.Namespace) -> int:
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.bagio import BagWriter, write_sim_result
-    from rc_sim_engine.simulator import SimConfig, Simulator
+    from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
     from rc_sim_engine.start_pose import choose_start
     from rc_sim_engine.world import SdfWarning, load_world
 
@@ -197,7 +208,7 @@ def command(args: argparse.Namespace) -> int:
     sim = Simulator(params, world, config, start=start)
     duration = args.duration
     label = seq.name or 'scenario'
-    total = duration if duration is not None else float(seq.t[-1])
+    total = duration if duration is not None else float(seq.t[-1]) + SETTLE_TIME
     with progress(f'simulating {label}', total=total) as bar:
         result = sim.play(seq, duration, progress=bar.update)
     with BagWriter(args.out, storage=args.storage, force=args.force) as bag:

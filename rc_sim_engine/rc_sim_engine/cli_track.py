@@ -226,60 +226,24 @@ def _path_message(t_pub_ns: int, t: FloatArray, x: FloatArray, y: FloatArray,
 
 def write_run_bag(bag: Any, result: Any, paths: Sequence[Any],
                   evaluation: EvaluatedRun | None = None) -> None:
-    """Write the standard topics of car 0 plus ``/reference_path`` and ``/tracking_error``."""
+    """The simulator's standard topics (:func:`bagio.write_sim_result`) plus ``/reference_path``
+    (one message per published reference) and ``/tracking_error`` (Vector3Stamped: ex, ey, |e|)."""
     from rc_sim_engine import bagio
-    from rc_sim_engine.sensors import JOINT_NAMES
 
-    s = result.streams
-    for t_ns in s['clock']['t_ns']:
-        bag.write('/clock', 'rosgraph_msgs/msg/Clock', int(t_ns), bagio.clock_msg(int(t_ns)))
-    o = s['odom']
-    for k, t_ns in enumerate(o['t_ns']):
-        t_ns = int(t_ns)
-        x, y, yaw = float(o['x'][k, 0]), float(o['y'][k, 0]), float(o['yaw'][k, 0])
-        bag.write('/odom', 'nav_msgs/msg/Odometry', t_ns, bagio.odometry_msg(
-            t_ns, x, y, yaw, float(o['vx'][k, 0]), float(o['vy'][k, 0]),
-            float(o['yaw_rate'][k, 0])))
-        bag.write('/tf', 'tf2_msgs/msg/TFMessage', t_ns, bagio.tf_msg(t_ns, x, y, yaw))
-    imu = s['imu']
-    for k, t_ns in enumerate(imu['t_ns']):
-        bag.write('/imu', 'sensor_msgs/msg/Imu', int(t_ns), bagio.imu_msg(
-            int(t_ns), float(imu['yaw'][k, 0]), float(imu['yaw_rate'][k, 0]),
-            float(imu['fx'][k, 0]), float(imu['fy'][k, 0]), float(imu['fz'][k, 0])))
-    j = s['joints']
-    for k, t_ns in enumerate(j['t_ns']):
-        bag.write('/joint_states', 'sensor_msgs/msg/JointState', int(t_ns), bagio.joint_state_msg(
-            int(t_ns), JOINT_NAMES, j['position'][k, 0], j['velocity'][k, 0]))
-    c = s['commands']
-    for k, t_ns in enumerate(c['t_ns']):
-        t_ns = int(t_ns)
-        if np.isfinite(c['linear_x'][k, 0]):
-            bag.write('/cmd_vel', 'geometry_msgs/msg/Twist', t_ns,
-                      bagio.twist_msg(float(c['linear_x'][k, 0]), float(c['angular_z'][k, 0])))
-        bag.write('/steering_angle', 'std_msgs/msg/Float64', t_ns,
-                  bagio.float64_msg(float(c['steering_angle'][k, 0])))
-        bag.write('/rear_wheel_speed', 'std_msgs/msg/Float64', t_ns,
-                  bagio.float64_msg(float(c['wheel_speed'][k, 0])))
-    scan = s['scan']
-    if 'ranges' in scan and len(scan['t_ns']):
-        p = result.params[0].sensors
-        for k, t_ns in enumerate(scan['t_ns']):
-            bag.write('/scan', 'sensor_msgs/msg/LaserScan', int(t_ns), bagio.laser_scan_msg(
-                int(scan['stamp_ns'][k, 0]), scan['ranges'][k, 0], p.lidar_angle_min,
-                p.lidar_angle_increment, p.lidar_range_min, p.lidar_range_max,
-                1.0 / p.lidar_update_rate))
-    for t_pub, t, x, y, yaw in paths:
-        bag.write('/reference_path', 'nav_msgs/msg/Path', int(t_pub),
-                  _path_message(int(t_pub), t, x, y, yaw))
+    types = bagio.typestore().types
+    extra: list[tuple[str, str, int, Any]] = [
+        ('/reference_path', 'nav_msgs/msg/Path', int(t_pub), _path_message(int(t_pub), *rest))
+        for t_pub, *rest in paths]
     if evaluation is not None and evaluation.timed:
-        vec = bagio.typestore().types['geometry_msgs/msg/Vector3Stamped']
-        header = bagio.typestore().types['std_msgs/msg/Header']
-        v3 = bagio.typestore().types['geometry_msgs/msg/Vector3']
+        header, vec = types['std_msgs/msg/Header'], types['geometry_msgs/msg/Vector3']
         for ti, ex, ey in zip(evaluation.t_err, evaluation.ex, evaluation.ey):
             t_ns = round(ti * 1e9)
-            bag.write('/tracking_error', 'geometry_msgs/msg/Vector3Stamped', t_ns, vec(
-                header=header(stamp=bagio.stamp(t_ns), frame_id='odom'),
-                vector=v3(x=float(ex), y=float(ey), z=float(math.hypot(ex, ey)))))
+            extra.append(('/tracking_error', 'geometry_msgs/msg/Vector3Stamped', t_ns,
+                          types['geometry_msgs/msg/Vector3Stamped'](
+                              header=header(stamp=bagio.stamp(t_ns), frame_id='odom'),
+                              vector=vec(x=float(ex), y=float(ey),
+                                         z=float(math.hypot(ex, ey))))))
+    bagio.write_sim_result(bag, result, extra=extra)
 
 
 def _stamp_s(stamp: Any) -> float:

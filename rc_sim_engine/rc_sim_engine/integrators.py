@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_engine.models import velocity_rates
-from rc_sim_engine.state import VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.state import VX, VY, YAW, YAW_RATE, X, Y
 
 __all__ = ['INTEGRATORS', 'MAX_SUBSTEP', 'get_integrator', 'integrate_chassis', 'rotate',
            'substeps']
@@ -65,15 +65,15 @@ def rotate(c: float, s: float, angle: float) -> tuple[float, float]:
 @njit(cache=True, error_model='numpy')
 def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
                       p: NDArray[np.float64], h: float, cd: float, sd: float,
-                      td: float) -> None:
+                      td: float, omega: float) -> None:
     """Advance the chassis fields of ``x`` in place by ``h`` (steering and wheel speed held).
 
-    ``cd, sd, td`` are cos, sin, tan of the held steering angle ``x[STEER]``.
+    ``cd, sd, td`` are cos, sin, tan of the held steering angle and ``omega`` the held rear wheel
+    speed (the stepper passes their sub-step midpoint values).
 
     The right-hand side is :func:`rc_sim_engine.models.model_rhs` (pose from the body velocities,
     body velocity rates from :func:`~rc_sim_engine.models.velocity_rates`), written out per stage.
     """
-    omega = x[WHEEL_SPEED]
     vx, vy, r, yaw = x[VX], x[VY], x[YAW_RATE], x[YAW]
     c0, s0 = math.cos(yaw), math.sin(yaw)
     if integ_id == 0:

@@ -49,7 +49,8 @@ from rc_sim_description.errors import ConfigError
 from rc_sim_engine.packed import (
     P_CF,
     P_CR,
-    P_G,
+    P_FZ_FRONT,
+    P_FZ_REAR,
     P_H,
     P_IZ,
     P_L,
@@ -99,29 +100,28 @@ V_EPS = 0.2
 KINEMATIC_RELAXATION = 0.02
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def axle_loads(p: NDArray[np.float64], fx_rear: float) -> tuple[float, float]:
-    """(Fz_front, Fz_rear) [N]: static split, shifted by ``Fx_r h / L`` (= m ax h / L) if
-    enabled."""
-    m, g, L = p[P_M], p[P_G], p[P_L]
-    fz_f = m * g * p[P_LR] / L
-    fz_r = m * g * p[P_LF] / L
+    """(Fz_front, Fz_rear) [N]: static ``m g lr / L, m g lf / L``, shifted by ``Fx_r h / L``
+    (= m ax h / L) when load transfer is on."""
+    fz_f = p[P_FZ_FRONT]
+    fz_r = p[P_FZ_REAR]
     if p[P_LOAD_TRANSFER] > 0.5:
-        shift = fx_rear * p[P_H] / L
+        shift = fx_rear * p[P_H] / p[P_L]
         shift = max(-0.9 * fz_r, min(0.9 * fz_f, shift))
         fz_f -= shift
         fz_r += shift
     return fz_f, fz_r
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: float) -> float:
     """``Fx_r = Fz_r MF_long(kappa)``, ``kappa = (R omega - vx) / max(|vx|, V_EPS)`` [N]."""
     kappa = (p[P_R] * omega - vx) / max(abs(vx), V_EPS)
     return fz_rear * mf_shape(kappa, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def blend_weight(speed: float) -> float:
     """C1 smoothstep 0 -> 1 of |vx| between V_BLEND_LOW and V_BLEND_HIGH."""
     s = (abs(speed) - V_BLEND_LOW) / (V_BLEND_HIGH - V_BLEND_LOW)
@@ -132,7 +132,7 @@ def blend_weight(speed: float) -> float:
     return s * s * (3.0 - 2.0 * s)
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def kinematic_rates(vx: float, vy: float, r: float, tan_delta: float, fx_r: float,
                     p: NDArray[np.float64]) -> tuple[float, float, float]:
     """(dvx, dvy, dr) of the kinematic bicycle, relaxed onto ``r* = vx tan(delta)/L, vy* = lr
@@ -145,19 +145,21 @@ def kinematic_rates(vx: float, vy: float, r: float, tan_delta: float, fx_r: floa
     return dvx, dvy, dr
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
                         omega: float, p: NDArray[np.float64]
                         ) -> tuple[float, float, float, float, float]:
     """(Fy_front, Fy_rear, Fx_rear, alpha_front, alpha_rear) of the dynamic single track [N,
     rad]."""
     lf, lr = p[P_LF], p[P_LR]
-    fz_f0, fz_r0 = axle_loads(p, 0.0)
-    fx_r = rear_drive_force(vx, omega, p, fz_r0)
-    fz_f, fz_r = fz_f0, fz_r0
+    fz_f, fz_r = p[P_FZ_FRONT], p[P_FZ_REAR]
+    fx_r = rear_drive_force(vx, omega, p, fz_r)
+    cf, cr = p[P_CF], p[P_CR]
     if p[P_LOAD_TRANSFER] > 0.5:
         fz_f, fz_r = axle_loads(p, fx_r)
         fx_r = rear_drive_force(vx, omega, p, fz_r)
+        cf *= fz_f / p[P_FZ_FRONT]
+        cr *= fz_r / p[P_FZ_REAR]
     vfy_body = vy + lf * r
     v_fx = vx * cos_delta + vfy_body * sin_delta
     v_fy = -vx * sin_delta + vfy_body * cos_delta
@@ -166,12 +168,12 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     tyre = int(p[P_TYRE])
     mu = p[P_MU_LAT]
     B, C, D, E = p[P_LAT_B], p[P_LAT_C], p[P_LAT_D], p[P_LAT_E]
-    fy_f = lateral_force(tyre, alpha_f, p[P_CF] * fz_f / fz_f0, mu, fz_f, B, C, D, E)
-    fy_r = lateral_force(tyre, alpha_r, p[P_CR] * fz_r / fz_r0, mu, fz_r, B, C, D, E)
+    fy_f = lateral_force(tyre, alpha_f, cf, mu, fz_f, B, C, D, E)
+    fy_r = lateral_force(tyre, alpha_r, cr, mu, fz_r, B, C, D, E)
     return fy_f, fy_r, fx_r, alpha_f, alpha_r
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
                        tan_delta: float, omega: float, p: NDArray[np.float64]
                        ) -> tuple[float, float, float]:
@@ -192,16 +194,16 @@ def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_del
     return dvx, dvy, dr
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def kinematic_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
                           tan_delta: float, omega: float, p: NDArray[np.float64]
                           ) -> tuple[float, float, float]:
     """(dvx, dvy, dr) of the kinematic model with the rear slip drive at static load."""
-    _, fz_r = axle_loads(p, 0.0)
-    return kinematic_rates(vx, vy, r, tan_delta, rear_drive_force(vx, omega, p, fz_r), p)
+    return kinematic_rates(vx, vy, r, tan_delta, rear_drive_force(vx, omega, p, p[P_FZ_REAR]),
+                           p)
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
                    sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
                    ) -> tuple[float, float, float]:

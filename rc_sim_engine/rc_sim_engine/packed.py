@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
-from rc_sim_engine.actuators import rear_wheel_inertia, steering_hinge_inertia
+from rc_sim_engine.actuators import rear_wheel_inertia, servo_transition, steering_hinge_inertia
 from rc_sim_engine.tyres import TYRE_IDS
 
 __all__ = ['GRAVITY', 'N_PARAM', 'pack_params', 'resolve_tyre_model']
@@ -26,8 +26,11 @@ GRAVITY = 9.81
  P_LAT_B, P_LAT_C, P_LAT_D, P_LAT_E, P_LON_B, P_LON_C, P_LON_D, P_LON_E, P_TYRE, P_LOAD_TRANSFER,
  P_J_HINGE, P_SERVO_KP, P_SERVO_KI, P_SERVO_KD, P_SERVO_IMAX, P_SERVO_TMAX, P_MAX_STEER,
  P_MAX_STEER_RATE, P_STEER_GAIN, P_STEER_OFFSET, P_J_REAR, P_WHEEL_KP, P_WHEEL_KI, P_WHEEL_KD,
- P_WHEEL_IMAX, P_WHEEL_TMAX, P_MAX_WHEEL_SPEED, P_G) = range(40)
-N_PARAM = 40
+ P_WHEEL_IMAX, P_WHEEL_TMAX, P_MAX_WHEEL_SPEED, P_G, P_FZ_FRONT, P_FZ_REAR) = range(42)
+#: First of 9 slots: row-major exact servo transition matrix of the sub-step
+#: (actuators.servo_transition).
+P_SERVO_PHI = 42
+N_PARAM = 51
 
 
 def resolve_tyre_model(name: str) -> int:
@@ -38,8 +41,9 @@ def resolve_tyre_model(name: str) -> int:
 
 
 def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = None,
-                load_transfer: bool = False) -> NDArray[np.float64]:
-    """(N, N_PARAM) rows; ``tyre_model`` overrides ``params.tyres.tyre_model`` for every car."""
+                load_transfer: bool = False, substep: float = 1e-3) -> NDArray[np.float64]:
+    """(N, N_PARAM) rows; ``tyre_model`` overrides ``params.tyres.tyre_model`` for every car;
+    ``substep`` [s] is the internal step the servo transition matrix is computed for."""
     rows = np.empty((len(params), N_PARAM))
     for i, p in enumerate(params):
         g, m, s, d, t = p.geometry, p.mass_properties, p.steering, p.drive, p.tyres
@@ -79,4 +83,8 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_WHEEL_TMAX] = d.wheel_max_torque
         row[P_MAX_WHEEL_SPEED] = d.max_wheel_speed
         row[P_G] = GRAVITY
+        # static axle loads m g lr / L, m g lf / L (precomputed: the kernels read them per stage)
+        row[P_FZ_FRONT] = m.mass * GRAVITY * g.cg_to_rear_axle / g.wheelbase
+        row[P_FZ_REAR] = m.mass * GRAVITY * g.cg_to_front_axle / g.wheelbase
+        row[P_SERVO_PHI:P_SERVO_PHI + 9] = servo_transition(p, substep).ravel()
     return rows

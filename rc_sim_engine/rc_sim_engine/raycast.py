@@ -35,6 +35,7 @@ FloatArray = NDArray[np.float64]
 _TWO_PI = 2.0 * math.pi
 _ANGLE_MARGIN = 1e-9  # rad: beams this close outside an obstacle's interval are tested too
 _U_TOLERANCE = 1e-12  # segment parameter slack so shared corners never leak a beam
+_NO_BUFFER = np.zeros(1)  # placeholder when incidence angles are not wanted
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,12 @@ def _beam_range(u0: float, length: float, inc: float, n: int) -> tuple[int, int,
 @njit(cache=True)
 def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: float,
                  cos_beam: FloatArray, sin_beam: FloatArray, segments: FloatArray,
-                 circles: FloatArray, cull_back_faces: bool, out: FloatArray) -> None:
-    """Nearest hit per beam; obstacles are first moved into the sensor frame (origin, x =
-    heading)."""
+                 circles: FloatArray, cull_back_faces: bool, out: FloatArray,
+                 want_cos: bool, cos_out: FloatArray) -> None:
+    """Nearest hit per beam; obstacles are first moved into the sensor frame (origin, x along the
+    heading). With ``want_cos``, ``cos_out`` receives cos(incidence) of each nearest hit:
+    |d x e| / |e| on a segment, sqrt(b^2 - |w|^2 + r^2) / r on a circle.
+    """
     n = cos_beam.shape[0]
     ch = math.cos(heading)
     sh = math.sin(heading)
@@ -112,6 +116,7 @@ def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: fl
         if cull and abs(sweep) < math.pi - 1e-6:
             # a beam inside the segment's angular interval (< pi) meets it at t = (w x e)/(d x e)
             cross_we = x0 * ey - y0 * ex
+            inv_len = 1.0 / math.sqrt(ex * ex + ey * ey) if want_cos else 0.0
             start = p0 if sweep >= 0.0 else p1
             u0 = (start - angle_min) % _TWO_PI
             a0, a1, b0, b1 = _beam_range(u0, abs(sweep), inc, n)
@@ -124,11 +129,17 @@ def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: fl
                         t = cross_we / denom
                         if 0.0 <= t < out[i]:
                             out[i] = t
+                            if want_cos:
+                                cos_out[i] = min(abs(denom) * inv_len, 1.0)
         else:  # the segment's line passes (almost) through the sensor: test every beam fully
             for i in range(n):
                 t = _segment_hit(0.0, 0.0, cos_beam[i], sin_beam[i], x0, y0, x1, y1)
                 if t < out[i]:
                     out[i] = t
+                    if want_cos:
+                        length = math.sqrt(ex * ex + ey * ey)
+                        cross = abs(cos_beam[i] * ey - sin_beam[i] * ex)
+                        cos_out[i] = min(cross / length, 1.0) if length > 0.0 else 1.0
     for k in range(circles.shape[0]):
         wx0 = circles[k, 0] - ox
         wy0 = circles[k, 1] - oy
@@ -157,6 +168,8 @@ def _cast_kernel(ox: float, oy: float, heading: float, angle_min: float, inc: fl
                     t = b + root
                 if 0.0 <= t < out[i]:
                     out[i] = t
+                    if want_cos:
+                        cos_out[i] = min(root / r, 1.0)
 
 
 @njit(cache=True)
@@ -172,7 +185,8 @@ def cast_rays(origin_x: float, origin_y: float, heading: float, fan: BeamFan,
               segments: FloatArray, circles: FloatArray, range_min: float = 0.0,
               range_max: float = math.inf, *, out: FloatArray | None = None,
               tables: tuple[FloatArray, FloatArray] | None = None,
-              cull_back_faces: bool = False) -> FloatArray:
+              cull_back_faces: bool = False,
+              incidence_out: FloatArray | None = None) -> FloatArray:
     """Ranges (B,) of the beams of ``fan`` cast from a sensor at (x, y) with yaw ``heading``.
 
     Args:
@@ -180,6 +194,8 @@ def cast_rays(origin_x: float, origin_y: float, heading: float, fan: BeamFan,
         cull_back_faces: the segments are edges of closed counter-clockwise polygons (as
             :meth:`World.segments` returns them): skip edges facing away from the sensor, which
             the polygon's front edges always hide (halves the work).
+        incidence_out: optional (B,) buffer that receives the incidence angle of each beam's hit
+            [rad] (0 = along the surface normal; NaN where nothing is hit).
         circles: (C, 3) ``cx, cy, r`` [m] (solid discs and thin rings alike).
         out: optional (B,) float64 buffer reused between scans.
         tables: optional precomputed ``(cos(fan.angles), sin(fan.angles))``.
@@ -193,7 +209,12 @@ def cast_rays(origin_x: float, origin_y: float, heading: float, fan: BeamFan,
                  fan.angle_increment if fan.n_beams > 1 else 0.0, tables[0], tables[1],
                  np.ascontiguousarray(segments, dtype=np.float64).reshape(-1, 4),
                  np.ascontiguousarray(circles, dtype=np.float64).reshape(-1, 3),
-                 bool(cull_back_faces), out)
+                 bool(cull_back_faces), out, incidence_out is not None,
+                 incidence_out if incidence_out is not None else _NO_BUFFER)
+    if incidence_out is not None:
+        hit = np.isfinite(out)
+        np.arccos(incidence_out, out=incidence_out, where=hit)
+        incidence_out[~hit] = np.nan
     _limit_kernel(out, float(range_min), float(range_max))
     return out
 

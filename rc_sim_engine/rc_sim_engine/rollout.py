@@ -136,7 +136,8 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
     mdl = get_model(model)
     integ_id = get_integrator(integrator)
     n_sub = substeps(dt)
-    packed = pack_params(plist, tyre_model=tyre_model, load_transfer=load_transfer)
+    packed = pack_params(plist, tyre_model=tyre_model, load_transfer=load_transfer,
+                         substep=float(dt) / n_sub)
     states = initial_states(x0, packed)
 
     record_after = np.rint((to - to[0]) / dt).astype(np.int64)

@@ -73,14 +73,19 @@ class Lidar:
         self.period = 1.0 / s.lidar_update_rate
 
     def scan(self, x: float, y: float, yaw: float, *, extra_segments: FloatArray | None = None,
-             out: FloatArray | None = None) -> FloatArray:
-        """Ideal ranges (B,) [m] for the car's base_link at (x, y, yaw) (REP 117 +-inf)."""
+             out: FloatArray | None = None,
+             incidence_out: FloatArray | None = None) -> FloatArray:
+        """Ideal ranges (B,) [m] for the car's base_link at (x, y, yaw) (REP 117 +-inf).
+
+        ``incidence_out`` (B,) receives the incidence angles of the hits [rad] (NaN: no hit).
+        """
         ox, oy, heading = lidar_pose(x, y, yaw, self.params)
         segments = self.segments
         if extra_segments is not None and len(extra_segments):
             segments = np.concatenate([segments, extra_segments])
         return cast_rays(ox, oy, heading, self.fan, segments, self.circles, self.range_min,
-                         self.range_max, out=out, tables=self.tables, cull_back_faces=True)
+                         self.range_max, out=out, tables=self.tables, cull_back_faces=True,
+                         incidence_out=incidence_out)
 
 
 def imu_specific_force(ax: FloatArray, ay: FloatArray, yaw_rate: FloatArray,

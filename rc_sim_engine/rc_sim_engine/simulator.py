@@ -87,6 +87,8 @@ class SimConfig:
         None. seed: seed of every random generator of the run.
         realtime_factor: 0 = as fast as possible, else sim time / wall time to keep.
         mapper_mode: meaning of ``angular_z`` for controllers (scenarios carry their own mode).
+        record: keep every sample for :meth:`Simulator.result` (False for endless live runs:
+            only the latest scan is kept, see :meth:`Simulator.snapshot`).
     """
 
     dt: float = 1e-3
@@ -105,6 +107,7 @@ class SimConfig:
     seed: int = 0
     realtime_factor: float = 0.0
     mapper_mode: str = 'yaw_rate'
+    record: bool = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.dt) and 0 < self.dt <= 0.1):
@@ -290,13 +293,10 @@ class Simulator:
                                     for f in self._footprints])
         self._dt_ns = round(cfg.dt * 1e9)
         self.lidars = [Lidar(p, world) for p in self.params] if cfg.lidar else []
-        seeds = np.random.SeedSequence(cfg.seed).spawn(self.n)
         self._error_models: list[Any] = []
-        if cfg.lidar and cfg.lidar_errors is not None:
-            from rc_sim_sensors.lidar_errors import LidarErrorModel
-
-            self._error_models = [LidarErrorModel(cfg.lidar_errors, np.random.default_rng(s))
-                                  for s in seeds]
+        # incidence angles only when the error model uses them (incidence dropout)
+        self._want_incidence = (cfg.lidar and cfg.lidar_errors is not None and getattr(
+            cfg.lidar_errors, 'incidence_dropout_probability', 0.0) > 0)
         self._mapper_cls = CommandMapper
         self._mapper_config_cls = MapperConfig
         self.set_mapper_mode(cfg.mapper_mode)
@@ -341,15 +341,23 @@ class Simulator:
         self._snap_steps: list[int] = []
         self._snap_states: list[FloatArray] = []
         self._plan: dict[str, Any] | None = None
+        self._plan_done: list[Series] = []
         self._last_scan: FloatArray | None = None
+        self.last_scan_sample: dict[str, Any] | None = None
+        self.scan_count = 0
         self.collisions: list[CollisionEvent] = []
         self._source: CommandSource | None = None
         self._source_output = 'twist'
         self._wall = 0.0
         for m in self._mappers:
             m.reset()
-        for em in self._error_models:
-            em.state = type(em.state)()
+        if self.config.lidar and self.config.lidar_errors is not None:
+            from rc_sim_sensors.lidar_errors import LidarErrorModel
+
+            # fresh generators: every reset replays the same random sequence for the seed
+            seeds = np.random.SeedSequence(self.config.seed).spawn(self.n)
+            self._error_models = [LidarErrorModel(self.config.lidar_errors,
+                                                  np.random.default_rng(s)) for s in seeds]
 
     @property
     def time(self) -> float:
@@ -369,8 +377,17 @@ class Simulator:
         """
         if output not in ('twist', 'mapper'):
             raise ConfigError(f"command source output must be 'twist' or 'mapper', got {output!r}")
+        self._flush_plan()
         self._source = source
         self._source_output = output
+
+    def _flush_plan(self) -> None:
+        """Keep the executed part of the current plan's commands and drop the plan (a command
+        issued at the current instant is superseded by the next source: no time elapsed)."""
+        if self._plan is not None:
+            rows = self._plan_rows
+            keep = rows['t_ns'] < self.step_index * self._dt_ns
+            self._plan_done.append(Series({key: val[keep] for key, val in rows.items()}))
         self._plan = None
 
     # ------------------------------------------------------------------ commands
@@ -400,6 +417,8 @@ class Simulator:
         self._record_command(nan, nan, ok)
 
     def _record_command(self, v: FloatArray, w: FloatArray, accepted: NDArray[np.bool_]) -> None:
+        if not self.config.record:
+            return
         self._rec['commands'].add(t_ns=self.step_index * self._dt_ns, linear_x=v.copy(),
                                   angular_z=w.copy(), steering_angle=self._steer_cmd.copy(),
                                   wheel_speed=self._wheel_cmd.copy(), accepted=accepted)
@@ -419,7 +438,10 @@ class Simulator:
             if self._collision_min:
                 nxt = min(nxt, self._next_collision)
             n_steps = max(nxt - self.step_index, 1)
-            self.car.step(self._steer_cmd, self._wheel_cmd, n_steps)
+            if self.n == 1:  # scalar commands take the car's allocation-free path
+                self.car.step(float(self._steer_cmd[0]), float(self._wheel_cmd[0]), n_steps)
+            else:
+                self.car.step(self._steer_cmd, self._wheel_cmd, n_steps)
             self.step_index += n_steps
             if pace > 0:
                 ahead = (self.time - t0) / pace - (time.perf_counter() - wall0)
@@ -437,7 +459,7 @@ class Simulator:
             if k >= nxt[name]:
                 snap = True
                 nxt[name] = k + self._periods[name]
-        if snap:  # one state snapshot serves every stream due now; converted after the run
+        if snap and self.config.record:  # one snapshot serves every stream due now
             self._snap_steps.append(k)
             self._snap_states.append(self.car.state.copy())
         if 'scan' in nxt and k >= nxt['scan']:
@@ -484,21 +506,38 @@ class Simulator:
         end = float(seq.t[-1]) + SETTLE_TIME if duration is None else float(duration)
         if not (math.isfinite(end) and end > 0):
             raise ConfigError(f'duration must be > 0 s, got {end!r}')
+        self._flush_plan()
         start_tick = -(-self.step_index // period)
         ticks = np.arange(start_tick, math.ceil((self.step_index * self.config.dt + end)
-                                                     / t_cmd) + 1)
+                                                / t_cmd) + 1)
         t = ticks * t_cmd
         v, w = sample(seq, t - ticks[0] * t_cmd)
         self.set_mapper_mode(seq.mode)
-        mapped = map_sequence(t, v, w, MapperConfig.from_vehicle(self.params[0], mode=seq.mode),
-                              initial_steering_angle=float(self._steer_cmd[0]))
-        steer = np.asarray(mapped.steering_angle, dtype=np.float64)
-        wheel = np.asarray(mapped.wheel_speed, dtype=np.float64)
-        full_steer = np.full(start_tick + len(t), np.nan)
-        full_wheel = np.full(start_tick + len(t), np.nan)
+        k = len(t)
+        steer = np.empty((k, self.n))
+        wheel = np.empty((k, self.n))
+        valid = np.empty((k, self.n), dtype=bool)
+        groups: dict[Any, list[int]] = {}  # cars sharing a mapper config share one mapping
+        for i, p in enumerate(self.params):
+            groups.setdefault(MapperConfig.from_vehicle(p, mode=seq.mode), []).append(i)
+        for config, cars in groups.items():
+            for i in cars:  # the rate limit starts from each car's current command
+                mapped = map_sequence(t, v, w, config,
+                                      initial_steering_angle=float(self._steer_cmd[i]))
+                steer[:, i] = mapped.steering_angle
+                wheel[:, i] = mapped.wheel_speed
+                valid[:, i] = mapped.valid
+                if len(cars) > 1 and np.all(self._steer_cmd[cars] == self._steer_cmd[i]):
+                    steer[:, cars] = steer[:, i:i + 1]
+                    wheel[:, cars] = wheel[:, i:i + 1]
+                    valid[:, cars] = valid[:, i:i + 1]
+                    break
+        full_steer = np.full((start_tick + k, self.n), np.nan)
+        full_wheel = np.full((start_tick + k, self.n), np.nan)
         full_steer[start_tick:], full_wheel[start_tick:] = steer, wheel
         change = np.ones(len(full_steer), dtype=bool)
-        change[start_tick + 1:] = (np.diff(steer) != 0) | (np.diff(wheel) != 0)
+        change[start_tick + 1:] = (np.any(np.diff(steer, axis=0) != 0, axis=1)
+                                   | np.any(np.diff(wheel, axis=0) != 0, axis=1))
         change_idx = np.flatnonzero(change)
         # tick -> index of the next tick whose command differs (or the end)
         nxt = np.searchsorted(change_idx, np.arange(len(change)), side='right')
@@ -506,9 +545,10 @@ class Simulator:
         self._plan = {'steering_angle': full_steer, 'wheel_speed': full_wheel,
                       'change_next': change_next}
         self._next['command'] = start_tick * period
-        self._plan_rows = {'t_ns': np.round(t * 1e9).astype(np.int64), 'linear_x': v,
-                           'angular_z': w, 'steering_angle': steer, 'wheel_speed': wheel,
-                           'accepted': np.asarray(mapped.valid, dtype=bool)}
+        self._plan_rows = {'t_ns': np.round(t * 1e9).astype(np.int64),
+                           'linear_x': np.repeat(v[:, None], self.n, axis=1),
+                           'angular_z': np.repeat(w[:, None], self.n, axis=1),
+                           'steering_angle': steer, 'wheel_speed': wheel, 'accepted': valid}
         return self.run(end, progress=progress)
 
     def run(self, duration: float, source: CommandSource | None = None, *,
@@ -535,19 +575,20 @@ class Simulator:
         """The recordings so far (state snapshots converted to sensor streams, vectorized)."""
         streams = self._derive_streams()
         streams['scan'] = self._rec['scan'].series()
-        commands = self._rec['commands'].series()
+        blocks = [block for block in self._plan_done if len(block['t_ns'])]
         if self._plan is not None:
             rows = self._plan_rows
             keep = rows['t_ns'] <= self.step_index * self._dt_ns
-            planned = Series({key: (np.repeat(val[keep][:, None], self.n, axis=1)
-                                    if key != 't_ns' else val[keep]) for key, val in rows.items()})
-            if len(commands):
-                merged = Series({key: np.concatenate([commands[key], planned[key]])
-                                 for key in planned})
-                order = np.argsort(merged['t_ns'], kind='stable')
-                commands = Series({key: val[order] for key, val in merged.items()})
-            else:
-                commands = planned
+            blocks.append(Series({key: val[keep] for key, val in rows.items()}))
+        recorded = self._rec['commands'].series()
+        if len(recorded):
+            blocks.append(recorded)
+        if blocks:
+            merged = {key: np.concatenate([b[key] for b in blocks]) for key in blocks[0]}
+            order = np.argsort(merged['t_ns'], kind='stable')
+            commands = Series({key: val[order] for key, val in merged.items()})
+        else:
+            commands = Series(t_ns=np.zeros(0, dtype=np.int64))
         streams['commands'] = commands
         streams['clock'] = Series(t_ns=np.arange(0, self.step_index + 1, self._clock_period,
                                                  dtype=np.int64) * self._dt_ns)
@@ -612,10 +653,33 @@ class Simulator:
                            scan_angles=self.scan_angles if self.lidars else None,
                            in_contact=self._in_contact.copy())
 
+    def snapshot(self) -> dict[str, Any]:
+        """Current sensor values of every car (N,) for live publishing: odom fields, IMU
+        (``fx, fy, fz``, ``ax, ay``), joint ``position`` (N, 6) and ``velocity`` (N, 6: wheel
+        joints from the wheel speeds, steering joints 0), and ``t_ns``."""
+        x, y, yaw = self.car.base_link_pose()
+        vx, vy, r = self.car.base_link_twist()
+        ax, ay = self.car.body_acceleration()
+        fx, fy, fz = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+        for i, p in enumerate(self.params):
+            a, b, c = imu_specific_force(ax[i:i + 1], ay[i:i + 1], r[i:i + 1], p)
+            fx[i], fy[i], fz[i] = a[0], b[0], c[0]
+        angles = self.car.wheel_angles()
+        pos = np.stack([angles[name] for name in JOINT_NAMES], axis=-1)
+        omega = self.car.wheel_speed()
+        vel = np.zeros_like(pos)
+        vel[:, 2:] = omega[:, None]  # rolling wheels (the front ones approximately)
+        return {'t_ns': self.step_index * self._dt_ns, 'x': x,
+                'y': y, 'yaw': (yaw + np.pi) % (2 * np.pi) - np.pi, 'vx': vx, 'vy': vy,
+                'yaw_rate': r, 'speed': self.car.speed, 'steering': self.car.steering_angle(),
+                'wheel_speed': omega, 'ax': ax, 'ay': ay, 'fx': fx, 'fy': fy, 'fz': fz,
+                'position': pos, 'velocity': vel}
+
     def _sample_scan(self) -> None:
         x, y, yaw = self.car.base_link_pose()
         t_ns = self.step_index * self._dt_ns
         ideal = np.empty((self.n, self.lidars[0].fan.n_beams))
+        incidence = np.empty_like(ideal) if self._want_incidence else None
         for i, lidar in enumerate(self.lidars):
             extra = None
             if self.n > 1:
@@ -623,24 +687,29 @@ class Simulator:
                 f = self._footprints[i]
                 extra = footprint_segments(x[others], y[others], yaw[others], f.center_x,
                                            f.half_length, f.half_width)
-            ideal[i] = lidar.scan(float(x[i]), float(y[i]), float(yaw[i]), extra_segments=extra)
+            ideal[i] = lidar.scan(float(x[i]), float(y[i]), float(yaw[i]), extra_segments=extra,
+                                  incidence_out=None if incidence is None else incidence[i])
         if self._error_models:
             ranges = np.empty_like(ideal)
             stamps = np.empty(self.n, dtype=np.int64)
             lost = np.zeros(self.n, dtype=bool)
             for i, em in enumerate(self._error_models):
-                out = em.apply(ideal[i], self.lidars[i].angles, t_ns * 1e-9)
+                out = em.apply(ideal[i], self.lidars[i].angles, t_ns * 1e-9,
+                               incidence=None if incidence is None else incidence[i])
                 ranges[i] = out.ranges
                 stamps[i] = round(float(out.stamp) * 1e9)
                 lost[i] = bool(out.lost)
-            self._rec['scan'].add(t_ns=t_ns, stamp_ns=stamps, ranges=ranges.astype(np.float32),
-                                  raw=ideal.astype(np.float32), lost=lost)
+            sample = {'t_ns': t_ns, 'stamp_ns': stamps, 'ranges': ranges.astype(np.float32),
+                      'raw': ideal.astype(np.float32), 'lost': lost}
         else:
             ranges = ideal
-            self._rec['scan'].add(t_ns=t_ns, stamp_ns=np.full(self.n, t_ns, dtype=np.int64),
-                                  ranges=ideal.astype(np.float32),
-                                  lost=np.zeros(self.n, dtype=bool))
+            sample = {'t_ns': t_ns, 'stamp_ns': np.full(self.n, t_ns, dtype=np.int64),
+                      'ranges': ideal.astype(np.float32), 'lost': np.zeros(self.n, dtype=bool)}
+        if self.config.record:
+            self._rec['scan'].add(**sample)
         self._last_scan = ranges
+        self.last_scan_sample = sample
+        self.scan_count += 1
 
     # ------------------------------------------------------------------ collisions
     def _check_collisions(self) -> None:

@@ -18,6 +18,7 @@ longitudinal force. Every law returns a force in newtons for a normal load ``fz`
 
 from __future__ import annotations
 
+from dataclasses import asdict
 import math
 
 from numba import njit, vectorize
@@ -25,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_description.params import PacejkaCoefficients
+from rc_sim_description.params import PacejkaCoefficients, VehicleParams
 from rc_sim_engine import _jit_cache  # noqa: F401  (must run before any cached kernel loads)
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     'magic_formula',
     'magic_formula_force',
     'seed_002_pacejka_preset',
+    'with_seed_002_pacejka',
 ]
 
 #: Tyre law ids used inside the compiled kernels (``fiala_unsaturated`` = seed 002 tyre_model 2).
@@ -46,7 +48,7 @@ SEED_002_WHEEL_LOAD = 5.5922 * 9.8065 / 4.0
 
 
 # --------------------------------------------------------------------------- compiled scalars
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def mf_shape(x: float, B: float, C: float, D: float, E: float) -> float:
     """Normalised Magic Formula ``D sin(C atan(B x - E (B x - atan(B x))))`` (force / Fz)."""
     bx = B * x
@@ -64,7 +66,7 @@ def mf_slope(x: float, B: float, C: float, D: float, E: float) -> float:
     return D * math.cos(C * math.atan(phi)) * C * dphi / (1.0 + phi * phi)
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def fiala_scalar(alpha: float, c_alpha: float, mu: float, fz: float, saturate: bool) -> float:
     """Fiala brush lateral force [N] (equation in the module docstring)."""
     if fz <= 0.0 or mu <= 0.0:
@@ -77,7 +79,7 @@ def fiala_scalar(alpha: float, c_alpha: float, mu: float, fz: float, saturate: b
             + c_alpha ** 3 * t ** 3 / (27.0 * mufz * mufz))
 
 
-@njit(cache=True, error_model='numpy')
+@njit(cache=True, error_model='numpy', inline='always')
 def lateral_force(tyre_id: int, alpha: float, c_alpha: float, mu: float, fz: float, B: float,
                   C: float, D: float, E: float) -> float:
     """Lateral force [N] of the law ``tyre_id`` (see :data:`TYRE_IDS`)."""
@@ -152,3 +154,10 @@ def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
     lateral = PacejkaCoefficients(B=10.0, C=1.45, D=1.371 / wheel_load, E=0.97)
     longitudinal = PacejkaCoefficients(B=3.0, C=1.45, D=19.0569 / wheel_load, E=0.52)
     return lateral, longitudinal
+
+
+def with_seed_002_pacejka(params: VehicleParams) -> VehicleParams:
+    """Copy of ``params`` with ``tyre_model: pacejka`` and both seed-002 coefficient sets."""
+    lateral, longitudinal = seed_002_pacejka_preset()
+    return params.with_values(tyre_model='pacejka', pacejka_lateral=asdict(lateral),
+                              pacejka_longitudinal=asdict(longitudinal))

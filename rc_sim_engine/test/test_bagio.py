@@ -135,3 +135,18 @@ def test_db3_file_path_and_missing_topic(tmp_path: Path, result) -> None:
     with open_bag(out / 'run.db3') as reader, pytest.raises(
             BagError, match=r'topic /nope not in bag \(it has: /clock'):
         require_topics(reader, ['/nope'], out)
+
+
+def test_several_cars_get_namespaces(tmp_path: Path) -> None:
+    seq = CommandSequence(np.array([0.0, 0.5]), np.array([1.0, 0.0]), np.zeros(2),
+                          'steering_angle')
+    res = Simulator(P, World('e', 't'), SimConfig(), n=2,
+                    start=[(0.0, 0.0, 0.0), (0.0, 2.0, 0.0)]).play(seq)
+    out = tmp_path / 'two'
+    with BagWriter(out) as bag:
+        write_sim_result(bag, res)
+    with open_bag(out) as reader:
+        require_topics(reader, ['/clock', '/tf', '/car_0/odom', '/car_1/odom', '/car_1/scan'], out)
+        _, odom = read_topic(reader, '/car_1/odom')
+    assert odom[0].header.frame_id == 'car_1/odom' and odom[0].child_frame_id == 'car_1/base_link'
+    assert odom[0].pose.pose.position.y == pytest.approx(2.0)

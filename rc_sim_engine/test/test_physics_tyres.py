@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from rc_sim_engine.tyres import (
     magic_formula,
     magic_formula_force,
     seed_002_pacejka_preset,
+    with_seed_002_pacejka,
 )
 
 
@@ -91,3 +94,41 @@ def test_fiala_small_angle_slope_saturation_and_continuity() -> None:
 
 def test_linear_tyre() -> None:
     np.testing.assert_allclose(linear_lateral_force([-0.1, 0.0, 0.2], 100.0), [-10.0, 0.0, 20.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(B=st.floats(0.5, 20.0), C=st.floats(0.5, 1.9), D=st.floats(0.05, 2.0),
+       E=st.floats(-2.0, 1.0), x=st.floats(-2.0, 2.0))
+def test_magic_formula_is_odd_and_bounded_by_d(B: float, C: float, D: float, E: float,
+                                               x: float) -> None:
+    c = PacejkaCoefficients(B=B, C=C, D=D, E=E)
+    y = float(magic_formula(x, c))
+    assert abs(y) <= D * (1 + 1e-12)
+    assert float(magic_formula(-x, c)) == pytest.approx(-y, abs=1e-12)
+    assert y * x >= -1e-12  # same sign as the slip below the first zero (C < 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(alpha=st.floats(-1.2, 1.2), c_alpha=st.floats(10.0, 500.0), mu=st.floats(0.1, 2.0),
+       fz=st.floats(1.0, 100.0))
+def test_fiala_saturated_is_bounded_and_monotone(alpha: float, c_alpha: float, mu: float,
+                                                 fz: float) -> None:
+    f = float(fiala_lateral_force(alpha, c_alpha, mu, fz))
+    assert abs(f) <= mu * fz * (1 + 1e-9)
+    a2 = alpha + 1e-3
+    assert float(fiala_lateral_force(a2, c_alpha, mu, fz)) >= f - 1e-9 * mu * fz
+
+
+def test_seed_002_preset_drives_the_single_track() -> None:
+    """With the seed's lateral D = 0.1 (mu) the car can only corner at about 0.1 g: it slides."""
+    from rc_sim_engine.car import Car
+
+    p = with_seed_002_pacejka(load_vehicle_params())
+    assert p.tyres.tyre_model == 'pacejka'
+    assert pytest.approx(1.371 / SEED_002_WHEEL_LOAD) == p.tyres.pacejka_lateral.D
+    car = Car(p, dt=1e-3)
+    car.reset(speed=3.0)
+    car.step(0.3, 60.0, 3000)
+    _, ay = car.body_acceleration()
+    assert np.all(np.isfinite(car.state))
+    assert 0.0 < ay[0] <= 0.1 * 9.81 * 1.02

@@ -107,3 +107,25 @@ def test_obstacle_behind_the_angle_seam() -> None:
     back = np.abs(np.abs(fan.angles) - math.pi) < 0.3
     np.testing.assert_allclose(ranges[back], 2.8 / np.abs(np.cos(fan.angles[back])), atol=1e-9)
     assert np.all(np.isinf(ranges[~back & (np.abs(fan.angles) < 2.0)]))
+
+
+def test_incidence_angles() -> None:
+    """Flat wall x = 2: a beam at angle a meets it at incidence |a|; a beam through a disc's
+    centre meets it head-on, one at offset d from the centre at asin(d / r)."""
+    world = World('w', 's', boxes=np.array([[2.5, 0.0, 0.0, 0.5, 5.0]]),
+                  box_z=np.array([[0.0, 1.0]]), box_names=('wall',))
+    fan = BeamFan(-1.0, 0.01, 201)
+    inc = np.empty(fan.n_beams)
+    ranges = cast_rays(0.0, 0.0, 0.0, fan, world.segments(), world.round_obstacles(), 0.0, 50.0,
+                       cull_back_faces=True, incidence_out=inc)
+    assert np.all(np.isfinite(ranges))
+    np.testing.assert_allclose(inc, np.abs(fan.angles), atol=1e-9)
+    disc = np.array([[3.0, 0.0, 0.5]])
+    single = BeamFan(0.0, 0.0, 1)
+    for offset in (0.0, 0.3):
+        out = np.empty(1)
+        cast_rays(0.0, offset, 0.0, single, np.zeros((0, 4)), disc, incidence_out=out)
+        assert out[0] == pytest.approx(math.asin(offset / 0.5), abs=1e-9)
+    out = np.empty(1)
+    cast_rays(0.0, 2.0, 0.0, single, np.zeros((0, 4)), disc, incidence_out=out)
+    assert np.isnan(out[0])  # no hit

@@ -56,6 +56,11 @@ def test_same_seed_same_run_other_seed_differs() -> None:
         return sim.play(seq).streams
 
     a, b, c = run(3), run(3), run(4)
+    sim = Simulator(P, wall_world(4.0), SimConfig(lidar_errors=errors, seed=3))
+    sim.play(seq)
+    sim.reset()
+    again = sim.play(seq).streams  # a reset replays the same random sequence
+    np.testing.assert_array_equal(again['scan']['ranges'], a['scan']['ranges'])
     np.testing.assert_array_equal(a['scan']['ranges'], b['scan']['ranges'])
     np.testing.assert_array_equal(a['odom']['x'], b['odom']['x'])
     assert 'raw' in a['scan']
@@ -173,3 +178,60 @@ def test_bad_config_is_one_line_error() -> None:
         Simulator(P, World('e', 't'), SimConfig(lidar=False), start=(0.0, float('nan'), 0.0))
     with pytest.raises(ConfigError, match='duration'):
         Simulator(P, World('e', 't'), SimConfig(lidar=False)).run(-1.0)
+
+
+def test_incidence_reaches_the_error_model() -> None:
+    """Incidence dropout (rc_sim_sensors) drops grazing beams only: the engine feeds incidences."""
+    from rc_sim_sensors.lidar_config import LidarErrorConfig
+
+    errors = LidarErrorConfig().with_values(incidence_dropout_probability=1.0,
+                                            incidence_dropout_start=1.2)
+    world = World('wall', 'test', boxes=np.array([[0.9, 0.0, 0.0, 0.05, 20.0]]),
+                  box_z=np.array([[0.0, 0.3]]), box_names=('wall',))
+    sim = Simulator(P, world, SimConfig(lidar_errors=errors, seed=1))
+    res = sim.play(straight(0.0, 1.0))
+    raw, ranges = res.streams['scan']['raw'][:, 0], res.streams['scan']['ranges'][:, 0]
+    angles = np.abs(sim.scan_angles)
+    hit = np.isfinite(raw[0])
+    steep = hit & (angles < 1.1)      # incidence = |angle| < alpha0: never dropped
+    grazing = hit & (angles > 1.4)    # p >= (1.4 - 1.2) / (pi/2 - 1.2) = 0.54
+    assert steep.sum() > 100 and grazing.sum() > 10
+    assert np.all(np.isfinite(ranges[:, steep]))
+    assert np.mean(np.isinf(ranges[:, grazing])) > 0.4
+
+
+def test_cars_with_different_wheelbases_get_their_own_mapping() -> None:
+    """The same curvature command maps to delta = atan(L kappa) for each car's own L."""
+    short = P.with_values(wheelbase=0.25, cg_to_front_axle=0.12)
+    kappa = 0.8
+    seq = CommandSequence(np.array([0.0, 2.0]), np.array([1.0, 1.0]), np.array([kappa, kappa]),
+                          'curvature')
+    sim = Simulator([P, short], World('e', 't'), SimConfig(lidar=False),
+                    start=[(0.0, 0.0, 0.0), (0.0, 5.0, 0.0)])
+    first = sim.play(seq, duration=1.0)
+    cmd = first.streams['commands']
+    np.testing.assert_allclose(cmd['steering_angle'][-1],
+                               [math.atan(P.geometry.wheelbase * kappa), math.atan(0.25 * kappa)])
+    second = sim.play(seq, duration=1.0)  # commands of both plays are kept
+    assert len(second.streams['commands']['t_ns']) == 2 * len(cmd['t_ns']) - 1
+
+
+def test_realtime_factor_paces_against_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a fake clock that only sleeping advances, wall time ends at sim time / factor."""
+    import rc_sim_engine.simulator as simulator
+
+    class FakeTime:
+        now = 100.0
+
+        def perf_counter(self) -> float:
+            return self.now
+
+        def sleep(self, seconds: float) -> None:
+            assert seconds > 0
+            self.now += seconds
+
+    fake = FakeTime()
+    monkeypatch.setattr(simulator, 'time', fake)
+    sim = Simulator(P, World('e', 't'), SimConfig(realtime_factor=4.0, lidar=False))
+    sim.play(straight(1.0, 2.0), duration=2.0)
+    assert fake.now - 100.0 == pytest.approx(2.0 / 4.0, abs=2e-3)

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.cli import main
+from rc_sim_engine.collision import footprint_from_params
 from rc_sim_engine.scenarios import (
     AvoidanceConfig,
     AvoidancePlanner,
@@ -58,8 +60,8 @@ def test_late_detection_stops_before_the_box() -> None:
 
 def test_planner_decision_follows_eq_12() -> None:
     path = racing_line()
-    kw = dict(path=path, speed=1.0, shift=0.35, s_t_min=1.0, front_overhang=0.2,
-              rear_overhang=0.25, corridor=0.25, detection_range=3.0, margin=0.1)
+    kw = {'path': path, 'speed': 1.0, 'shift': 0.35, 's_t_min': 1.0, 'front_overhang': 0.2,
+          'rear_overhang': 0.25, 'corridor': 0.25, 'detection_range': 3.0, 'margin': 0.1}
     box = path.point(np.linspace(2.0, 2.1, 5))  # a short wall segment 2 m along the line
     far = AvoidancePlanner(**kw)
     assert far.update(box.x, box.y, s_car=0.0) and far.decision == 'avoid'
@@ -77,6 +79,7 @@ def test_parking_ends_inside_the_slot_without_collision() -> None:
     assert out.in_slot and not out.collided
     x0, x1, y0, y1 = out.config.slot_rect()
     assert np.all((out.corners[:, 0] > x0) & (out.corners[:, 0] < x1))
+    assert np.all((out.corners[:, 1] > y0) & (out.corners[:, 1] < y1))
     assert abs(out.final[2]) < math.radians(2)
     # engine vs the kinematic prediction of the search
     assert math.hypot(out.final[0] - out.plan.final[0], out.final[1] - out.plan.final[1]) < 0.05
@@ -87,11 +90,12 @@ def test_parking_search_respects_the_slot_and_symmetric_heading() -> None:
     plan = plan_parking(PARAMS, cfg, parking_world(cfg))
     assert plan.feasible >= 1
     assert abs(plan.final[2]) < 1e-6  # A(t) odd and B(t) even about T/2: heading returns
-    corners = footprint_corners(*plan.final, __import__(
-        'rc_sim_engine.collision', fromlist=['x']).footprint_from_params(PARAMS))
+    corners = footprint_corners(*plan.final, footprint_from_params(PARAMS))
     x0, x1, y0, y1 = cfg.slot_rect()
-    assert np.all(corners[:, 0] >= x0 + cfg.margin) and np.all(corners[:, 0] <= x1 - cfg.margin)
-    with pytest.raises(Exception, match='no \\(T, delta_max\\)'):
+    m = cfg.margin
+    assert np.all((corners[:, 0] >= x0 + m) & (corners[:, 0] <= x1 - m))
+    assert np.all((corners[:, 1] >= y0 + m) & (corners[:, 1] <= y1 - m))
+    with pytest.raises(ConfigError, match='no \\(T, delta_max\\)'):
         short = ParkingConfig(slot_length=0.5)
         plan_parking(PARAMS, short, parking_world(short))
 

@@ -127,12 +127,32 @@ def test_load_world_missing_file(tmp_path: Path) -> None:
         load_world(tmp_path / 'nope.sdf')
 
 
-def test_shipped_worlds_load() -> None:
+def test_shipped_worlds_load_cleanly() -> None:
+    import warnings
+
     from rc_sim_description.paths import list_worlds, world_path
 
     names = list_worlds()
     if not names:
         pytest.skip('no worlds shipped yet')
     for name in names:
-        world = load_world(world_path(name))
-        assert world.n_obstacles > 0, name
+        with warnings.catch_warnings():
+            warnings.simplefilter('error', SdfWarning)
+            world = load_world(world_path(name))
+        assert world.name == name
+
+
+def test_basic_track_lane_is_1_25_m_wide() -> None:
+    """The spawn point lies on the lane centre: 0.625 m from the nearest wall face (shapely)."""
+    from shapely.geometry import Point, Polygon
+
+    from rc_sim_description.paths import list_worlds, world_path
+    from rc_sim_description.worlds import spawn_pose
+
+    if 'basic_track' not in list_worlds():
+        pytest.skip('basic_track not shipped yet')
+    path = world_path('basic_track')
+    world = load_world(path)
+    spawn = spawn_pose(path)
+    gaps = [Polygon(c).distance(Point(spawn.x, spawn.y)) for c in world.box_corners()]
+    assert min(gaps) == pytest.approx(0.625, abs=0.01)

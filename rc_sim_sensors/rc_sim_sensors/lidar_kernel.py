@@ -1,7 +1,8 @@
 """numba kernel of the per-beam lidar effects (stages 1-6 of :mod:`rc_sim_sensors.lidar_errors`).
 
-One pass per scan over pre-drawn uniforms, so the result depends only on the scan's own row of
-random numbers (batch == scan by scan). The equations are documented in ``lidar_errors`` and
+Each scan is processed alone, in short per-stage loops over its beams (they pipeline better than
+one long loop), from its own row of pre-drawn uniforms, so the result depends only on that row
+(batch == scan by scan). The equations are documented in ``lidar_errors`` and
 ``docs/lidar_errors.md``; this module only evaluates them fast (``@njit(cache=True)``).
 """
 

@@ -1,6 +1,6 @@
 """Generate the figures of docs/lidar_errors.md (fixed seeds: re-running gives the same images).
 
-    MPLBACKEND=Agg /work/venv/bin/python rc_sim_sensors/scripts/plot_lidar_presets.py [--out docs/img]
+    MPLBACKEND=Agg python rc_sim_sensors/scripts/plot_lidar_presets.py [--out docs/img]
 
 Writes ``lidar_preset_<name>.png`` (ideal vs corrupted scan of the synthetic room, top view and
 range vs angle) for every preset, and ``lidar_bias_models.png`` (random-walk and Gauss-Markov bias
@@ -71,7 +71,8 @@ def plot_preset(name: str, out_dir: Path) -> Path:
     ax_r.set_xlabel('beam angle [deg]')
     ax_r.set_ylabel('range [m]')
     ax_r.legend(loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize=8)
-    ax_r.set_title(f'scan {k} of {scans}, bias {float(out.bias[k]) * 1000:.1f} mm, '
+    bias = np.asarray(out.bias)
+    ax_r.set_title(f'scan {k} of {scans}, bias {float(bias[k]) * 1000:.1f} mm, '
                    f'stamp +{config.latency * 1000:.0f} ms')
     fig.tight_layout()
     path = out_dir / f'lidar_preset_{name}.png'

@@ -84,7 +84,9 @@ def test_ideal_preset_copies_the_bag_unchanged(tmp_path, storage):
     out = tmp_path / 'out'
     assert rcsim('lidar', 'apply', '--bag', str(bag), '--out', str(out), '--preset', 'ideal',
                  '--topic', '/scan_raw') == 0
-    assert any(out.glob('*.mcap' if storage == 'mcap' else '*.db3'))
+    ext = 'mcap' if storage == 'mcap' else 'db3'
+    assert sorted(p.name for p in out.iterdir()) == sorted(['metadata.yaml', f'out.{ext}'])
+    assert f'- out.{ext}' in (out / 'metadata.yaml').read_text()
     assert 'version: 8' in (out / 'metadata.yaml').read_text()
     a, b = read_all(bag), read_all(out)
     assert a['/cmd_vel'] == b['/cmd_vel']

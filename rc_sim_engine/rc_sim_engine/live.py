@@ -1,0 +1,131 @@
+"""ROS-free core of ``sim_node``: parameter schema and checks, simulator set-up, wall-clock pacing.
+
+The node (``nodes/sim_node.py``) only declares the parameters listed in :data:`NODE_PARAMETERS`,
+converts messages and calls :class:`LivePacer` from a wall-clock timer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+from typing import Any
+
+from rc_sim_description.errors import ConfigError
+from rc_sim_engine.collision import COLLISION_RESPONSES
+from rc_sim_engine.simulator import SimConfig, Simulator
+
+__all__ = ['NODE_PARAMETERS', 'LivePacer', 'NodeParameter', 'build_simulator',
+           'node_parameter_problem']
+
+MAPPER_MODES = ('curvature', 'radius', 'steering_angle', 'yaw_rate')
+
+
+@dataclass(frozen=True)
+class NodeParameter:
+    """One ROS parameter of sim_node: default (sets the type), description, range, read-only."""
+
+    name: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    read_only: bool = True
+
+
+NODE_PARAMETERS: tuple[NodeParameter, ...] = (
+    NodeParameter('world', 'basic_track', 'World name or SDF path (rc_sim_description worlds).'),
+    NodeParameter('x', 0.0, 'Start x of base_link in odom [m].', -1e4, 1e4),
+    NodeParameter('y', 0.0, 'Start y of base_link in odom [m].', -1e4, 1e4),
+    NodeParameter('yaw', 0.0, 'Start yaw of base_link in odom [rad].', -math.pi, math.pi),
+    NodeParameter('params_file', '',
+                  'Vehicle override YAML merged over vehicle.yaml ("" = none).'),
+    NodeParameter('realtime_factor', 1.0, 'Simulated time per wall-clock time.', 0.01, 1000.0,
+                  read_only=False),
+    NodeParameter('seed', 0, 'Seed of every random generator (lidar errors).', 0, 2 ** 31 - 1),
+    NodeParameter('lidar_errors', '', 'rc_sim_sensors preset or YAML applied inside the node '
+                  '(publishes /scan); "" = none (ideal /scan_raw only, as with the injector).'),
+    NodeParameter('collision_response', 'stop', 'stop | bounce | ignore.'),
+    NodeParameter('use_cmd_vel', False, 'Also accept /cmd_vel through the control core mapper.'),
+    NodeParameter('mapper_mode', 'yaw_rate', 'Meaning of /cmd_vel angular.z: curvature | radius '
+                  '| steering_angle | yaw_rate.'),
+    NodeParameter('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz].', 1.0,
+                  1000.0),
+)
+
+
+def node_parameter_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` is not acceptable for parameter ``name`` (None when it is)."""
+    spec = {p.name: p for p in NODE_PARAMETERS}.get(name)
+    if spec is None:
+        return None  # not ours (e.g. use_sim_time)
+    if isinstance(spec.default, bool):
+        return None if isinstance(value, bool) else f'{name}: expected true or false'
+    if isinstance(spec.default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f'{name}: expected a number, got {value!r}'
+        if not math.isfinite(value):
+            return f'{name}: must be finite, got {value!r}'
+        if spec.low is not None and spec.high is not None and not spec.low <= value <= spec.high:
+            return f'{name}: must be in [{spec.low:g}, {spec.high:g}], got {value!r}'
+    if name == 'collision_response' and value not in COLLISION_RESPONSES:
+        return f'{name}: must be one of {", ".join(COLLISION_RESPONSES)}, got {value!r}'
+    if name == 'mapper_mode' and value not in MAPPER_MODES:
+        return f'{name}: must be one of {", ".join(MAPPER_MODES)}, got {value!r}'
+    return None
+
+
+def build_simulator(values: dict[str, Any]) -> Simulator:
+    """A live (non-recording) Simulator from node parameter values; one-line RcSimError if bad."""
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.paths import world_path
+    from rc_sim_engine.world import load_world
+
+    for name, value in values.items():
+        problem = node_parameter_problem(name, value)
+        if problem:
+            raise ConfigError(f'sim_node parameter {problem}')
+    params_file = str(values.get('params_file', '') or '')
+    params = load_vehicle_params(overrides=[params_file] if params_file else [])
+    world = load_world(world_path(str(values.get('world', 'basic_track'))))
+    errors = None
+    spec = str(values.get('lidar_errors', '') or '')
+    if spec:
+        from rc_sim_sensors.lidar_config import PRESETS, LidarErrorConfig
+
+        errors = (LidarErrorConfig.from_preset(spec) if spec in PRESETS
+                  else LidarErrorConfig.from_yaml(spec))
+    config = SimConfig(seed=int(values.get('seed', 0)), lidar_errors=errors,
+                       collision_response=str(values.get('collision_response', 'stop')),
+                       mapper_mode=str(values.get('mapper_mode', 'yaw_rate')), record=False)
+    start = (float(values.get('x', 0.0)), float(values.get('y', 0.0)),
+             float(values.get('yaw', 0.0)))
+    return Simulator(params, world, config, start=start)
+
+
+class LivePacer:
+    """Keeps sim time = realtime_factor x wall time; falls behind gracefully (no catch-up spiral).
+
+    :meth:`target` returns the sim time to step to at wall time ``now`` [s]; each call advances at
+    most ``max_step`` s of sim time, and when the simulator lags more than that the reference is
+    shifted (the run slows down instead of freezing the node).
+    """
+
+    def __init__(self, realtime_factor: float, now: float, sim_time: float = 0.0,
+                 max_step: float = 0.25) -> None:
+        self.realtime_factor = float(realtime_factor)
+        self._wall0 = now
+        self._sim0 = sim_time
+        self.max_step = max_step
+
+    def set_realtime_factor(self, factor: float, now: float, sim_time: float) -> None:
+        """Change the factor from now on (no jump in sim time)."""
+        self.realtime_factor = float(factor)
+        self._wall0, self._sim0 = now, sim_time
+
+    def target(self, now: float, sim_time: float) -> float:
+        """Sim time to reach at wall time ``now`` given the current ``sim_time``."""
+        goal = self._sim0 + (now - self._wall0) * self.realtime_factor
+        if goal - sim_time > self.max_step:
+            self._wall0, self._sim0 = now, sim_time + self.max_step
+            return sim_time + self.max_step
+        return goal
