@@ -14,7 +14,8 @@ import tempfile
 
 from rc_sim_description.errors import OutputError
 
-__all__ = ['atomic_output_dir', 'atomic_output_file', 'atomic_write_text', 'check_output_path']
+__all__ = ['atomic_output_dir', 'atomic_output_file', 'atomic_write_text', 'check_output_path',
+           'rename_bag_storage']
 
 
 def _umask() -> int:
@@ -76,7 +77,10 @@ def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> I
     """
     target = check_output_path(path, force=force)
     parent = target.resolve().parent
-    tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
+    except OSError as exc:
+        raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
     tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves
     try:
         yield tmp
@@ -91,3 +95,20 @@ def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> I
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rename_bag_storage(bag_dir: Path, final_name: str) -> None:
+    """Rename the storage file(s) of a rosbag2 directory written under a temporary name.
+
+    rosbags' Writer names the storage file after its directory (``<dir>/<dir>.db3|.mcap``) and
+    lists it in ``metadata.yaml``; a bag built in :func:`atomic_output_dir` would otherwise keep
+    the temporary name. Call it on the temporary directory before the final rename.
+    """
+    meta = bag_dir / 'metadata.yaml'
+    text = meta.read_text(encoding='utf-8')
+    for storage in sorted(bag_dir.iterdir()):
+        if storage.suffix in ('.db3', '.mcap') and storage.stem.startswith(bag_dir.name):
+            new = f'{final_name}{storage.name[len(bag_dir.name):]}'
+            storage.rename(bag_dir / new)
+            text = text.replace(storage.name, new)
+    meta.write_text(text, encoding='utf-8')

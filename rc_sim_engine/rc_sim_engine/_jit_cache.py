@@ -3,7 +3,7 @@
 numba keys a cached function on the modification stamp of its OWN file only, so editing
 ``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On
 import, this hashes every kernel source of the package and, when the hash changed since the last
-run, deletes the package's numba cache files (``__pycache__/*.nbi|nbc``) so they are rebuilt.
+run, deletes their numba cache files (``__pycache__/<module>.*.nbi|nbc``) so they are rebuilt.
 Read-only installs (sources never change) are left alone.
 """
 
@@ -39,8 +39,10 @@ def invalidate_stale_cache(package_dir: Path | None = None) -> bool:
         pass
     try:
         cache.mkdir(exist_ok=True)
+        stems = tuple(name.removesuffix('.py') + '.' for name in KERNEL_SOURCES)
         for f in list(cache.glob('*.nbi')) + list(cache.glob('*.nbc')):
-            f.unlink(missing_ok=True)
+            if f.name.startswith(stems):  # only this package's kernel modules
+                f.unlink(missing_ok=True)
         stamp.write_text(digest.hexdigest())
     except OSError:
         return False

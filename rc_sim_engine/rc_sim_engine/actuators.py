@@ -1,19 +1,17 @@
-"""Actuators of the embedded engine, as gz has them: hinge servo, rear wheel speed loop, trim,
-latency.
+"""Actuators as gz has them: hinge servo, rear wheel speed loop, trim, saturation, latency.
 
 Steering servo (gz ``JointPositionController``, seed 000 / reference §4.2): a PID on the hinge
-angle
-error gives a joint torque, clamped to ``servo_max_torque``, acting on the hinge inertia ``J_h``::
+angle error gives a joint torque, clamped to ``servo_max_torque``, acting on the hinge inertia
+``J_h``::
 
     tau = Kp (delta* - delta) + Ki int(delta* - delta) dt - Kd d(delta)/dt,  |tau| <= tau_max,
     J_h d2(delta)/dt2 = tau,   |d(delta)/dt| <= max_steering_rate,   |delta| <= max_steering_angle.
 
 The D term acts on the measured rate (gz differentiates the error; both agree while the target is
-held,
-gz adds a one-step derivative kick on target jumps). ``J_h`` is derived from existing keys: the
-wheel
-turning about its vertical diameter plus the knuckle, see :func:`steering_hinge_inertia`. With the
-default gains the hinge is over-damped (poles near -43 and -542 1/s) and the slew is rate limited.
+held, gz adds a one-step derivative kick on target jumps). ``J_h`` is derived from existing keys:
+the wheel turning about its vertical diameter plus the knuckle, see :func:`steering_hinge_inertia`.
+With the default gains the hinge is over-damped (poles near -43 and -542 1/s) and the slew is rate
+limited.
 
 Rear wheel speed loop (gz ``JointController`` in force mode, reference §4.1), per rear wheel::
 
@@ -25,10 +23,9 @@ measurement).
 
 Both loops are stiff (time constants of 0.1-2 ms), so they are advanced apart from the chassis ODE
 (operator splitting, see docs/engine.md): the servo by its exact linear transition matrix
-(:func:`servo_transition`) followed by the limits, the wheel by backward (implicit) Euler.
-Trim: ``delta* = clip(steering_gain delta_cmd + steering_offset, +-max_steering_angle)``;
-``omega* = clip(omega_cmd, +-max_wheel_speed)``. ``command_latency`` is a pure delay of the
-commands.
+(:func:`servo_transition`) followed by the limits, the wheel by backward (implicit) Euler. Trim:
+``delta* = clip(steering_gain delta_cmd + steering_offset, +-max_steering_angle)``; ``omega* =
+clip(omega_cmd, +-max_wheel_speed)``. ``command_latency`` is a pure delay of the commands.
 """
 
 from __future__ import annotations
@@ -56,11 +53,9 @@ __all__ = [
 def steering_hinge_inertia(p: VehicleParams) -> float:
     """Inertia of one steered wheel assembly about the vertical hinge axis [kg m^2].
 
-    ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of
-    radius r,
-    width w, about a diameter through its centre, which lies on the hinge axis) plus the knuckle
-    as a
-    solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
+    ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of radius
+    r, width w, about a diameter through its centre, which lies on the hinge axis) plus the knuckle
+    as a solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
     """
     g, m = p.geometry, p.mass_properties
     r, w = g.wheel_radius, g.wheel_width

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_description.atomic import atomic_output_dir
+from rc_sim_description.atomic import atomic_output_dir, rename_bag_storage
 from rc_sim_description.errors import ConfigError, OutputError, RcSimError
 
 __all__ = [
@@ -269,24 +269,13 @@ class BagWriter:
         try:
             self._writer.close()
             if exc_type is None:
-                _rename_storage_file(tmp, self.path.name)
+                rename_bag_storage(tmp, self.path.name)
         except Exception as err:
             if exc_type is None:
                 stack.__exit__(type(err), err, err.__traceback__)
                 raise OutputError(f'{self.path}: cannot finish bag ({err})') from None
         stack.__exit__(exc_type, exc, tb)
         self._tmp = None
-
-
-def _rename_storage_file(bag_dir: Path, final_name: str) -> None:
-    """rosbags names the storage file after the (temporary) directory; use the final name."""
-    meta = bag_dir / 'metadata.yaml'
-    text = meta.read_text(encoding='utf-8')
-    for old in bag_dir.glob(f'{bag_dir.name}.*'):
-        new_name = final_name + old.name[len(bag_dir.name):]
-        old.rename(bag_dir / new_name)
-        text = text.replace(old.name, new_name)
-    meta.write_text(text, encoding='utf-8')
 
 
 # --------------------------------------------------------------------------- reading

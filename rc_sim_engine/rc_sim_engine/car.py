@@ -2,9 +2,8 @@
 
 Command chain per physics step (same order as the real car and the gz launch): mapper outputs
 (``/steering_angle`` [rad], ``/rear_wheel_speed`` [rad/s]) -> pure ``command_latency`` delay
-(rounded
-to whole steps) -> steering trim + saturation -> hinge servo and wheel speed loop -> model +
-integrator.
+(rounded to whole steps) -> steering trim + saturation -> hinge servo and wheel speed loop -> model
++ integrator.
 """
 
 from __future__ import annotations

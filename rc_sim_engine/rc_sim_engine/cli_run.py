@@ -234,6 +234,10 @@ def _plots(result: Any, directory: Path, title: str) -> list[str]:
     return [p.name for p in save_run_plots(result, directory, title)]
 
 
+def _factor(value: float) -> str:
+    return f'{value:.0f}x' if value >= 10 else f'{value:.2g}x'
+
+
 def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any],
                    counts: dict[str, int], plots: list[str], start: tuple[float, ...], note: str,
                    wall: float) -> None:
@@ -247,8 +251,8 @@ def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any
         f'  distance            {summary["distance_m"][0]:.2f} m',
         f'  max lateral accel   {summary["max_lateral_acceleration_mps2"][0]:.2f} m/s^2',
         f'  collisions          {summary["collisions"][0]}',
-        f'  real-time factor    {result.realtime_factor:.0f}x (loop), '
-        f'{result.sim_time / wall:.0f}x (whole command, {wall:.2f} s)',
+        f'  real-time factor    {_factor(result.realtime_factor)} (loop), '
+        f'{_factor(result.sim_time / wall)} (whole command, {wall:.2f} s)',
         f'  bag                 {out} ({args.storage}, {sum(counts.values())} messages on '
         f'{len(counts)} topics)',
     ]

@@ -5,8 +5,9 @@
   the pose (X, Y with the heading at the start of the step, YAW) from the updated velocities
   (Hairer, Lubich & Wanner, *Geometric Numerical Integration*, §VI.3).
 
-The actuator states (servo, wheel spin, PID integrals) are advanced by implicit sub-steps in
-:mod:`rc_sim_engine.actuators` and held over the chassis step (operator splitting).
+The actuator states (servo, wheel spin, PID integrals) are advanced by their own sub-steps in
+:mod:`rc_sim_engine.actuators` (exact servo, backward-Euler wheel); the chassis step holds the
+steering angle and wheel speed at their sub-step midpoint values (operator splitting).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Vehicle models: pure right-hand sides ``dx = f(x, p)`` of the chassis ODE, registry
-:data:`MODELS`.
+"""Vehicle models: pure right-hand sides ``dx = f(x, p)`` of the chassis ODE; registry MODELS.
 
 The model inputs are the actuator outputs held in the state (``STEER`` = actual bicycle angle
-delta,
-``WHEEL_SPEED`` = rear wheel spin omega); the actuators (:mod:`rc_sim_engine.actuators`) move them.
-Each right-hand side fills the derivative of the chassis fields X, Y, YAW, VX, VY, YAW_RATE; the
-other fields get 0 (actuators are advanced by their own implicit sub-steps, the wheel joint angles
-by
-:func:`wheel_joint_rates` once per sub-step, which is plenty for /joint_states).
+delta, ``WHEEL_SPEED`` = rear wheel spin omega); the actuators (:mod:`rc_sim_engine.actuators`)
+move them. Each right-hand side fills the derivative of the chassis fields X, Y, YAW, VX, VY,
+YAW_RATE; the other fields get 0 (actuators are advanced by their own sub-steps, the wheel joint
+angles by :func:`wheel_joint_rates` once per sub-step, which is plenty for /joint_states).
 
 **single_track** (dynamic bicycle at the CG; Rajamani, *Vehicle Dynamics and Control* §2.5, the ode
 simulator of seed 002 §5.4), body frame, front wheel free rolling, rear wheel driven by slip::
@@ -20,19 +17,15 @@ simulator of seed 002 §5.4), body frame, front wheel free rolling, rear wheel d
     Iz dr/dt          = lf Fy_f cos(delta) - lr Fy_r
 
 with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pacejka). Axle loads
-are
-static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h /
-L``
-(ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the kinematic
-one,
-above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no 1/v anywhere,
-so standstill and reverse are NaN-free.
+are static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h
+/ L`` (ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the
+kinematic one, above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no
+1/v anywhere, so standstill and reverse are NaN-free.
 
 **kinematic** (bicycle with no tyre slip, reference at the CG): yaw rate ``r* = vx tan(delta) /
-L``,
-lateral CG velocity ``vy* = lr r*``, ``dvx/dt = Fx_r / m`` (same rear slip drive). VY and YAW_RATE
-relax to their constrained values with time constant ``KINEMATIC_RELAXATION``; the stepper projects
-them exactly after every step of the pure kinematic model.
+L``, lateral CG velocity ``vy* = lr r*``, ``dvx/dt = Fx_r / m`` (same rear slip drive). VY and
+YAW_RATE relax to their constrained values with time constant ``KINEMATIC_RELAXATION``; the stepper
+projects them exactly after every step of the pure kinematic model.
 """
 
 from __future__ import annotations
@@ -221,15 +214,13 @@ def wheel_joint_rates(x: NDArray[np.float64], p: NDArray[np.float64], tan_delta:
 
     Front wheels roll freely at (lf, +-W/2) from the CG, steered by the Ackermann hinge angles
     ``tan(delta_l,r) = L tan(delta) / (L -+ W/2 tan(delta))``
-    (rc_sim_control.ackermann.ackermann_split,
-    seed 000 eq. 4): rate = (v_wheel . heading) / R, with cos, sin of the hinge angle from its
-    tangent.
+    (rc_sim_control.ackermann.ackermann_split, seed 000 eq. 4): rate = (v_wheel . heading) / R,
+    with cos, sin of the hinge angle from its tangent.
     """
     vx, vy, r = x[VX], x[VY], x[YAW_RATE]
     L, lf, half, radius = p[P_L], p[P_LF], 0.5 * p[P_TRACK], p[P_R]
     vyw = vy + r * lf
-    # heading (cos, sin) = (d, L tan) / hypot with d = L -+ W/2 tan (d > 0 within the steering
-    # range)
+    # heading (cos, sin) = (d, L tan) / hypot, d = L -+ W/2 tan > 0 within the steering range
     t = L * tan_delta
     dl = L - half * tan_delta
     dr = L + half * tan_delta
@@ -274,8 +265,7 @@ class VehicleModel:
     """A registered model: ``rhs(x, p, out)`` is a numba function filling ``out`` (N_STATE,).
 
     ``kernel_id`` selects the compiled (cached) fast path; ``project_kinematic`` makes the stepper
-    put
-    VY and YAW_RATE exactly on the kinematic constraint after every step.
+    put VY and YAW_RATE exactly on the kinematic constraint after every step.
     """
 
     name: str

@@ -30,7 +30,9 @@ GRAVITY = 9.81
 #: First of 9 slots: row-major exact servo transition matrix of the sub-step
 #: (actuators.servo_transition).
 P_SERVO_PHI = 42
-N_PARAM = 51
+#: Rear steering ratio k of the kinematic_4ws model (steering.rear_steering_ratio).
+P_REAR_STEER = 51
+N_PARAM = 52
 
 
 def resolve_tyre_model(name: str) -> int:
@@ -87,4 +89,5 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_FZ_FRONT] = m.mass * GRAVITY * g.cg_to_rear_axle / g.wheelbase
         row[P_FZ_REAR] = m.mass * GRAVITY * g.cg_to_front_axle / g.wheelbase
         row[P_SERVO_PHI:P_SERVO_PHI + 9] = servo_transition(p, substep).ravel()
+        row[P_REAR_STEER] = s.rear_steering_ratio
     return rows

@@ -1,11 +1,10 @@
 """Open-loop rollouts of N parameter sets on recorded commands: the calibrator's fast path.
 
-The simulation starts at ``t_out[0]`` in the state ``x0``. At physics step k (time ``t_k =
-t_out[0] +
-k dt``) car i applies the command recorded at ``t_k - command_latency_i``, zero-order held on
-``t_cmd``
-(commands before ``t_cmd[0]`` equal the first one), through the same actuators and model as
-:class:`~rc_sim_engine.car.Car`. Outputs are sampled at the physics step nearest to each ``t_out``.
+The simulation starts at ``t_out[0]`` in the state ``x0``. At physics step k (time ``t_k = t_out[0]
++ k dt``) car i applies the command recorded at ``t_k - command_latency_i``, zero-order held on
+``t_cmd`` (commands before ``t_cmd[0]`` equal the first one), through the same actuators and model
+as :class:`~rc_sim_engine.car.Car`. Outputs are sampled at the physics step nearest to each
+``t_out``.
 """
 
 from __future__ import annotations

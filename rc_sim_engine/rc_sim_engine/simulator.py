@@ -47,6 +47,7 @@ from rc_sim_engine.collision import (
     footprint_from_params,
 )
 from rc_sim_engine.sensors import (
+    GRAVITY,
     JOINT_NAMES,
     Lidar,
     footprint_segments,
@@ -67,6 +68,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 SETTLE_TIME = 1.0  # s simulated after a sequence's last command by default
+_PROBE_ROWS = 512  # rows of the Car used to convert recorded states into sensor streams
 CommandSource = Callable[[float, 'Observation'], tuple[ArrayLike, ArrayLike]]
 
 
@@ -300,7 +302,7 @@ class Simulator:
         self._mapper_cls = CommandMapper
         self._mapper_config_cls = MapperConfig
         self.set_mapper_mode(cfg.mapper_mode)
-        self._mu_g = max(max(p.friction.mu1, p.friction.mu2) for p in self.params) * 9.81
+        self._mu_g = max(max(p.friction.mu1, p.friction.mu2) for p in self.params) * GRAVITY
         self._periods = {
             'odom': _period_steps(cfg.odom_rate, cfg.dt),
             'imu': _period_steps(self.params[0].sensors.imu_update_rate, cfg.dt),
@@ -597,6 +599,19 @@ class Simulator:
                          scan_angles=self.scan_angles, sim_time=self.time, wall_time=self._wall,
                          mapper_mode=self.mapper_mode)
 
+    @staticmethod
+    def _outputs(probe: Car, p: VehicleParams) -> dict[str, FloatArray]:
+        """Sensor values of every row of ``probe`` (odometry, IMU, joint positions)."""
+        x, y, yaw = probe.base_link_pose()
+        vx, vy, r = probe.base_link_twist()
+        ax, ay = probe.body_acceleration()
+        fx, fy, fz = imu_specific_force(ax, ay, r, p)
+        angles = probe.wheel_angles()
+        return {'x': x, 'y': y, 'yaw': (yaw + np.pi) % (2 * np.pi) - np.pi, 'vx': vx, 'vy': vy,
+                'yaw_rate': r, 'speed': probe.speed, 'steering': probe.steering_angle(),
+                'wheel_speed': probe.wheel_speed(), 'ax': ax, 'ay': ay, 'fx': fx, 'fy': fy,
+                'fz': fz, 'position': np.stack([angles[j] for j in JOINT_NAMES], axis=-1)}
+
     def _derive_streams(self) -> dict[str, Series]:
         steps = np.asarray(self._snap_steps, dtype=np.int64)
         if len(steps) == 0:
@@ -604,23 +619,25 @@ class Simulator:
         else:
             states = np.stack(self._snap_states)  # (K, N, n_state)
         cols: dict[str, list[FloatArray]] = {}
+        k_total = len(steps)
+        size = max(1, min(k_total, _PROBE_ROWS))
         for i, p in enumerate(self.params):
+            # a probe Car of `size` rows converts the snapshots chunk by chunk (vectorized) with
+            # the car's own output functions; its set-up cost does not grow with the run length
             probe = Car(p, model=self.config.model, integrator=self.config.integrator,
-                        dt=self.config.dt, n=max(len(steps), 1), tyre_model=self.config.tyre_model)
-            if len(steps):
-                probe.state[:] = states[:, i, :]
-            x, y, yaw = probe.base_link_pose()
-            vx, vy, r = probe.base_link_twist()
-            ax, ay = probe.body_acceleration()
-            fx, fy, fz = imu_specific_force(ax, ay, r, p)
-            angles = probe.wheel_angles()
-            values = {'x': x, 'y': y, 'yaw': (yaw + np.pi) % (2 * np.pi) - np.pi, 'vx': vx,
-                      'vy': vy, 'yaw_rate': r, 'speed': probe.speed,
-                      'steering': probe.steering_angle(), 'wheel_speed': probe.wheel_speed(),
-                      'ax': ax, 'ay': ay, 'fx': fx, 'fy': fy, 'fz': fz,
-                      'position': np.stack([angles[j] for j in JOINT_NAMES], axis=-1)}
-            for key, val in values.items():
-                cols.setdefault(key, []).append(val[:len(steps)])
+                        dt=self.config.dt, n=size, tyre_model=self.config.tyre_model)
+            parts: dict[str, list[FloatArray]] = {}
+            for lo in range(0, k_total, size):
+                chunk = states[lo:lo + size, i, :]
+                probe.state[:len(chunk)] = chunk
+                probe.state[len(chunk):] = chunk[-1]
+                for key, val in self._outputs(probe, p).items():
+                    parts.setdefault(key, []).append(val[:len(chunk)])
+            for key, vals in parts.items():
+                cols.setdefault(key, []).append(np.concatenate(vals))
+            if not parts:
+                for key, val in self._outputs(probe, p).items():
+                    cols.setdefault(key, []).append(val[:0])
         car_axis = {key: np.stack(val, axis=1) for key, val in cols.items()}  # (K, N, ...)
         t_ns = steps * self._dt_ns
         out: dict[str, Series] = {}

@@ -1,5 +1,4 @@
-"""Named layout of the engine state vector (no magic ``x[3]``); one row per car, shape (N,
-N_STATE).
+"""Named layout of the engine state vector (no magic ``x[3]``); rows of shape (N, N_STATE).
 
 Base quantities are at the centre of gravity (CG), as in the single-track literature (Rajamani,
 *Vehicle Dynamics and Control*, §2.3); :class:`rc_sim_engine.car.Car` converts to base_link (rear

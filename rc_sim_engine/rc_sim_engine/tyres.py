@@ -1,16 +1,15 @@
 """Tyre force laws of the embedded engine (pure functions, SI units, numba-compiled scalars).
 
 Sign convention (ISO-like, as in seed 002 §5.4): a positive slip angle ``alpha`` [rad] gives a
-positive
-lateral force; a positive slip ratio ``kappa`` (wheel faster than the ground, driving) gives a
-positive
-longitudinal force. Every law returns a force in newtons for a normal load ``fz`` [N].
+positive lateral force; a positive slip ratio ``kappa`` (wheel faster than the ground, driving)
+gives a positive longitudinal force. Every law returns a force in newtons for a normal load ``fz``
+[N].
 
 * linear:  ``Fy = C alpha``                                  (seed 002 §5.4, tyre_model 0)
 * Fiala:   ``Fy = C t - C^2 |t| t / (3 mu Fz) + C^3 t^3 / (27 mu^2 Fz^2)``, ``t = tan(alpha)``, and
-  ``Fy = mu Fz sign(alpha)`` beyond ``alpha_sl = atan(3 mu Fz / C)`` when saturated (Pacejka,
-  *Tire and
-  Vehicle Dynamics*, 3rd ed., §3.2 brush model; seed 002 §5.4 tyre_model 1 = saturated, 2 = not).
+  ``Fy = mu Fz sign(alpha)`` beyond ``alpha_sl = atan(3 mu Fz / C)`` when saturated (Pacejka, *Tire
+  and Vehicle Dynamics*, 3rd ed., §3.2 brush model; seed 002 §5.4 tyre_model 1 = saturated, 2 =
+  not).
 * Magic Formula: ``F = Fz D sin(C atan(B x - E (B x - atan(B x))))`` with D a friction coefficient
   (Pacejka & Bakker 1987; seed 002 §5.5.2, whose D is in newtons: see
   :func:`seed_002_pacejka_preset`).
@@ -143,11 +142,10 @@ def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
 
     Its D is a force in newtons at the seed's wheel load ``Fz = M_tot g / 4 = 13.71 N``. Our
     vehicle.yaml stores D as a friction coefficient (force = Fz D at the peak), so D is converted
-    as
-    ``D_mu = D_N / Fz``: 19.0569 / 13.71 = 1.390 (longitudinal) and 1.371 / 13.71 = 0.1000
-    (lateral).
-    B, C, E are dimensionless and carry over. Use with ``params.with_values(pacejka_lateral=...)``
-    after ``dataclasses.asdict``, or pass to :func:`magic_formula`.
+    as ``D_mu = D_N / Fz``: 19.0569 / 13.71 = 1.390 (longitudinal) and 1.371 / 13.71 = 0.1000
+    (lateral). B, C, E are dimensionless and carry over. Use with
+    ``params.with_values(pacejka_lateral=...)`` after ``dataclasses.asdict``, or pass to
+    :func:`magic_formula`.
     """
     if not wheel_load > 0:
         raise ConfigError(f'seed_002_pacejka_preset: wheel_load must be > 0 N, got {wheel_load!r}')

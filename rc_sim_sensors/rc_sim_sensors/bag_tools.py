@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from rc_sim_description.atomic import atomic_output_dir, check_output_path
+from rc_sim_description.atomic import atomic_output_dir, check_output_path, rename_bag_storage
 from rc_sim_description.errors import RcSimError
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
@@ -198,7 +198,7 @@ def apply_errors_to_bag(
                     scans_out += 1
             finally:
                 writer.close()
-            _name_storage_after(tmp, out_path.name)
+            rename_bag_storage(tmp, out_path.name)
             if on_progress is not None:
                 on_progress(scans_in + others)
     finally:
@@ -206,20 +206,6 @@ def apply_errors_to_bag(
     return ApplyReport(out_path, out_storage, scans_in, scans_out, others)
 
 
-def _name_storage_after(bag: Path, name: str) -> None:
-    """Rename the storage file(s) rosbags named after the temporary directory to ``name``.
-
-    rosbags writes ``<dir>/<dir>.db3|.mcap`` and lists it in metadata.yaml; the bag is written
-    under a temporary name and renamed at the end, so the file and its metadata entries follow.
-    """
-    meta = bag / 'metadata.yaml'
-    text = meta.read_text(encoding='utf-8')
-    for storage in sorted(bag.iterdir()):
-        if storage.suffix in ('.db3', '.mcap') and storage.stem.startswith(bag.name):
-            new = f'{name}{storage.name[len(bag.name):]}'
-            storage.rename(bag / new)
-            text = text.replace(storage.name, new)
-    meta.write_text(text, encoding='utf-8')
 
 
 def _add_connection(writer: Any, conn: Any, store: Any) -> Any:
