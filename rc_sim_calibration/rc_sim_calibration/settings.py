@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from rc_sim_calibration.cost import CostConfig
 from rc_sim_calibration.dataset import DatasetOptions
@@ -25,6 +24,7 @@ from rc_sim_calibration.errors import CalibrationError
 from rc_sim_description.errors import VehicleParamsError
 from rc_sim_description.params import VehicleParams, section_of
 from rc_sim_description.paths import share_path
+from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
     'FitSettings',
@@ -89,18 +89,7 @@ class FreeParameter:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding='utf-8')
-    except FileNotFoundError:
-        raise CalibrationError(f'fit config {path}: file not found') from None
-    except OSError as exc:
-        raise CalibrationError(f'fit config {path}: cannot read ({exc.strerror})') from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = f' at line {mark.line + 1}' if mark is not None else ''
-        raise CalibrationError(f'fit config {path}: malformed YAML{where}') from None
+    data = read_yaml(path, CalibrationError, label='fit config ')
     if data is None:
         return {}
     if not isinstance(data, dict):

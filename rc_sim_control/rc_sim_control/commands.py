@@ -36,6 +36,7 @@ from rc_sim_control.ackermann import MAPPER_MODES
 from rc_sim_description.atomic import atomic_write_text
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
+from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
     'MANOEUVRES',
@@ -468,19 +469,7 @@ def sequence_from_mapping(data: Mapping[str, Any], source: str) -> CommandSequen
 def load_sequence(path: str | os.PathLike[str]) -> CommandSequence:
     """Read and validate a YAML scenario file written by :func:`save_sequence` (or by hand)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding='utf-8')
-    except FileNotFoundError:
-        raise ConfigError(f'{p}: sequence file not found') from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f'{p}: cannot read ({getattr(exc, "strerror", None) or exc})') from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = f' at line {mark.line + 1}' if mark is not None else ''
-        problem = getattr(exc, 'problem', None) or 'invalid YAML'
-        raise ConfigError(f'{p}: malformed YAML{where}: {problem}') from None
+    data = read_yaml(p, label='sequence file ')
     if not isinstance(data, dict):
         raise ConfigError(f'{p}: top level must be a mapping with keys {", ".join(_KEYS)}')
     return sequence_from_mapping(data, str(p))

@@ -206,7 +206,7 @@ def test_load_errors_name_file_and_key(tmp_path: Path, text: str, match: str) ->
 
 
 def test_load_missing_and_binary_files(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match='sequence file not found'):
+    with pytest.raises(ConfigError, match=r'sequence file .*nope\.yaml: file not found'):
         load_sequence(tmp_path / 'nope.yaml')
     garbage = tmp_path / 'garbage.yaml'
     garbage.write_bytes(b'\xff\xfe\x00\x81')

@@ -23,6 +23,7 @@ import yaml
 
 from rc_sim_description.errors import VehicleParamsError
 from rc_sim_description.paths import share_path
+from rc_sim_description.yamlio import did_you_mean, read_yaml
 
 __all__ = [
     'DriveParams',
@@ -371,15 +372,8 @@ def section_of(key: str) -> str:
     """Section of a leaf key; raises :class:`VehicleParamsError` for an unknown key."""
     keys = leaf_keys()
     if key not in keys:
-        raise VehicleParamsError(f'unknown vehicle parameter {key!r}{_suggest(key, keys)}')
+        raise VehicleParamsError(f'unknown vehicle parameter {key!r}{did_you_mean(key, keys)}')
     return keys[key]
-
-
-def _suggest(key: str, candidates: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(key, list(candidates), n=1)
-    return f' (did you mean {close[0]!r}?)' if close else ''
 
 
 def _nest(leaf_values: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -402,19 +396,7 @@ def default_vehicle_yaml() -> Path:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding='utf-8')
-    except FileNotFoundError:
-        raise VehicleParamsError(f'{path}: file not found') from None
-    except OSError as exc:
-        raise VehicleParamsError(f'{path}: cannot read ({exc.strerror})') from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, 'problem_mark', None)
-        where = f' at line {mark.line + 1}' if mark is not None else ''
-        problem = getattr(exc, 'problem', None) or 'invalid YAML'
-        raise VehicleParamsError(f'{path}: malformed YAML{where}: {problem}') from None
+    data = read_yaml(path, VehicleParamsError)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -437,7 +419,7 @@ def _check_known(data: Mapping[str, Any], source: str, *, require_all: bool) -> 
     for section, body in data.items():
         if section not in SECTIONS:
             raise VehicleParamsError(f'{source}: unknown section {section!r}'
-                                     f'{_suggest(str(section), SECTIONS)}')
+                                     f'{did_you_mean(str(section), SECTIONS)}')
         if not isinstance(body, dict):
             raise VehicleParamsError(f'{source}: {section}: must be a mapping, '
                                      f'got {type(body).__name__}')
@@ -446,7 +428,7 @@ def _check_known(data: Mapping[str, Any], source: str, *, require_all: bool) -> 
             if key not in names:
                 where = leaf_keys().get(str(key))
                 hint = (f' (it belongs in section {where!r})' if where
-                        else _suggest(str(key), names))
+                        else did_you_mean(str(key), names))
                 raise VehicleParamsError(f'{source}: {section}.{key}: unknown key{hint}')
     if require_all:
         for section in SECTIONS:
@@ -497,7 +479,7 @@ def _build_section(cls: type[_T], body: Mapping[str, Any], where: str) -> _T:
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     for key in body:
         if key not in names:
-            raise VehicleParamsError(f'{where}.{key}: unknown key{_suggest(str(key), names)}')
+            raise VehicleParamsError(f'{where}.{key}: unknown key{did_you_mean(str(key), names)}')
     kwargs: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
         key_where = f'{where}.{f.name}'

@@ -17,10 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.paths import share_path
+from rc_sim_description.yamlio import read_yaml
 
 __all__ = ['OUT_OF_RANGE_MODES', 'PRESETS', 'LidarErrorConfig', 'config_fields', 'preset_path',
            'validate_value']
@@ -153,21 +152,8 @@ class LidarErrorConfig:
     @classmethod
     def from_yaml(cls, path: str | os.PathLike[str]) -> LidarErrorConfig:
         """Load a flat YAML file (``{}`` or empty = every effect off)."""
-        p = Path(path)
-        try:
-            text = p.read_text(encoding='utf-8')
-        except FileNotFoundError:
-            raise ConfigError(f'{p}: file not found') from None
-        except OSError as exc:
-            raise ConfigError(f'{p}: cannot read ({exc.strerror})') from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, 'problem_mark', None)
-            where = f' at line {mark.line + 1}' if mark is not None else ''
-            problem = getattr(exc, 'problem', None) or 'invalid YAML'
-            raise ConfigError(f'{p}: malformed YAML{where}: {problem}') from None
-        return cls.from_mapping({} if data is None else data, str(p))
+        data = read_yaml(path)
+        return cls.from_mapping({} if data is None else data, str(Path(path)))
 
     @classmethod
     def from_preset(cls, name: str) -> LidarErrorConfig:
