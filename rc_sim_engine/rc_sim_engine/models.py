@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_engine import four_wheel_steering as _fws  # module object: it imports models too
 from rc_sim_engine.packed import (
     P_CF,
     P_CR,
@@ -75,6 +76,7 @@ __all__ = [
     'V_EPS',
     'VehicleModel',
     'get_model',
+    'kinematic_4ws_rhs',
     'kinematic_rhs',
     'model_rhs',
     'single_track_forces',
@@ -200,10 +202,12 @@ def kinematic_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_
 def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
                    sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
                    ) -> tuple[float, float, float]:
-    """Body-frame (dvx, dvy, dr) of the built-in model ``model_id`` (0 kinematic, 1 single
-    track)."""
+    """Body-frame (dvx, dvy, dr) of model ``model_id``: 0 kinematic, 1 single track, 2 4WS."""
     if model_id == 0:
         return kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
+    if model_id == 2:
+        return _fws.kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega,
+                                              p)
     return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
 
 
@@ -254,6 +258,13 @@ def kinematic_rhs(x: NDArray[np.float64], p: NDArray[np.float64],
 
 
 @njit(cache=True, error_model='numpy')
+def kinematic_4ws_rhs(x: NDArray[np.float64], p: NDArray[np.float64],
+                      out: NDArray[np.float64]) -> None:
+    """Four-wheel-steering kinematic bicycle ``out = f(x, p)`` (module four_wheel_steering)."""
+    model_rhs(2, x, p, out)
+
+
+@njit(cache=True, error_model='numpy')
 def single_track_rhs(x: NDArray[np.float64], p: NDArray[np.float64],
                      out: NDArray[np.float64]) -> None:
     """Dynamic single track ``out = f(x, p)`` (module docstring)."""
@@ -288,6 +299,8 @@ MODELS: dict[str, VehicleModel] = {
                               'kinematic bicycle, rear slip drive'),
     'single_track': VehicleModel('single_track', single_track_rhs, 1, False,
                                  'dynamic single track, tyre law from vehicle.yaml'),
+    'kinematic_4ws': VehicleModel('kinematic_4ws', kinematic_4ws_rhs, 2, False,
+                                  'four-wheel-steering kinematic bicycle (seed 004)'),
 }
 
 
