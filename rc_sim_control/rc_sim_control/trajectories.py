@@ -220,7 +220,7 @@ class Circle(Trajectory):
     """
 
     radius: float = 2.0
-    angular_speed: float = 0.5
+    angular_speed: float = 0.45
     name: str = field(default='circle', init=False)
 
     def __post_init__(self) -> None:

@@ -409,6 +409,11 @@ def _parse_set(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _check_transient(value: float) -> None:
+    if not (math.isfinite(value) and value >= 0.0):
+        raise ConfigError(f'--transient must be >= 0 s, got {value!r}')
+
+
 def _load_params(overrides: Sequence[str]) -> Any:
     from rc_sim_description.params import load_vehicle_params
 
@@ -417,7 +422,7 @@ def _load_params(overrides: Sequence[str]) -> Any:
 
 def _world(name: str) -> tuple[Any, tuple[float, float, float]]:
     from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose  # type: ignore[attr-defined]
+    from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.world import load_world
 
     path = world_path(name)
@@ -433,6 +438,7 @@ def command_track(args: argparse.Namespace) -> int:
     from rc_sim_engine.bagio import BagWriter
 
     check_output_path(args.out, force=args.force)
+    _check_transient(args.transient)
     params = _load_params(args.params)
     values = _parse_set(args.set)
     values['trajectory_type'] = args.trajectory
@@ -487,6 +493,7 @@ def command_evaluate(args: argparse.Namespace) -> int:
     """``rcsim evaluate``."""
     from rc_sim_description.atomic import atomic_output_dir, check_output_path
 
+    _check_transient(args.transient)
     params = _load_params(args.params)
     if args.out is not None:
         check_output_path(args.out, force=args.force)

@@ -73,7 +73,7 @@ def footprint_corners(x: npt.ArrayLike, y: npt.ArrayLike, yaw: npt.ArrayLike,
 def racing_line() -> Any:
     """Centre line of ``basic_track`` as a :class:`SegmentPath` (from the track spec)."""
     from rc_sim_control.trajectories import SegmentPath
-    from rc_sim_description.worlds import TRACKS  # type: ignore[attr-defined]
+    from rc_sim_description.worlds import TRACKS
 
     spec = TRACKS['basic_track']
     straight, radius = spec.size
@@ -230,7 +230,7 @@ def run_avoidance(params: Any, config: AvoidanceConfig | None = None, *,
         min_lane_shift_length,
     )
     from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose  # type: ignore[attr-defined]
+    from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.cli_track import evaluate_result
     from rc_sim_engine.collision import footprint_from_params
     from rc_sim_engine.sensors import lidar_pose
@@ -500,9 +500,9 @@ def run_parking(params: Any, config: ParkingConfig | None = None, *,
 
     result = sim.run(plan.profile.duration + 1.0, control, progress=progress)
     odom = result.streams['odom']
-    final = tuple(float(odom[k][-1, 0]) for k in ('x', 'y', 'yaw'))
+    final = (float(odom['x'][-1, 0]), float(odom['y'][-1, 0]), float(odom['yaw'][-1, 0]))
     corners = footprint_corners(final[0], final[1], final[2], footprint_from_params(params))
     x0, x1, y0, y1 = cfg.slot_rect()
     in_slot = bool(np.all((corners[:, 0] >= x0) & (corners[:, 0] <= x1)
                           & (corners[:, 1] >= y0) & (corners[:, 1] <= y1)))
-    return ParkingOutcome(result, world, plan, cfg, final, in_slot, corners)  # type: ignore[arg-type]
+    return ParkingOutcome(result, world, plan, cfg, final, in_slot, corners)

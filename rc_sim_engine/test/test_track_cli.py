@@ -77,6 +77,9 @@ def test_track_bad_input_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(['track', '--world', 'nowhere', '--out', str(out)]) == 2
     assert main(['track', '--model', 'warp', '--out', str(out)]) == 2
     assert 'unknown vehicle model' in capsys.readouterr().err
+    assert main(['track', '--transient', 'nan', '--out', str(out)]) == 2
+    assert main(['track', '--control-rate', '0', '--out', str(out)]) == 2
+    assert 'command_rate' in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
