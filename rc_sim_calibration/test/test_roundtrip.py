@@ -5,8 +5,6 @@ cornering stiffness 15 %, rear 25 %, yaw inertia 25 %, latency 10 ms; the calibr
 windowed yaw-rate RMSE on the held-out figure eight is at least 60 % below the nominal model's.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
 import yaml
@@ -76,8 +74,6 @@ def test_calibrated_yaml_feeds_xacro_and_the_engine(fitted, synthetic):
     out = fitted / 'calibrated.yaml'
     urdf = expand_car(params_file=out)
     assert '<robot' in urdf
-    if importlib.util.find_spec('rc_sim_engine.cli_run') is None:
-        pytest.skip('rcsim run not available yet')
     run_dir = fitted / 'run'
     assert rcsim(['run', '--scenario', 'line', '--params', str(out), '--duration', '2',
                   '--out', str(run_dir), '--no-plots']) == 0

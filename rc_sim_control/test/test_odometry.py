@@ -89,6 +89,26 @@ def test_bicycle_circle_closes_and_has_the_ackermann_radius() -> None:
     assert track.yaw_rate[1:] == pytest.approx(v * math.tan(delta) / L)
 
 
+@pytest.mark.parametrize('model', ['differential', 'bicycle'])
+def test_streaming_circle_closes_below_a_millimetre(model: str) -> None:
+    """The node's recursion on its own (not via the batch path): 9 encoder samples per lap of the
+    analytic circle R = L / tan(delta) must close the lap and stay on the circle."""
+    delta, v = 0.25, 1.1
+    R = L / math.tan(delta)
+    t = np.linspace(0.0, 2 * math.pi * R / v, 10)
+    odo = StreamingOdometry(CFG, model)
+    if model == 'differential':
+        a = t * v * (1 - W / (2 * R)) / r
+        b = t * v * (1 + W / (2 * R)) / r
+    else:
+        a, b = t * v / r, np.full_like(t, delta)
+    states = [odo.update(float(tt), float(aa), float(bb)) for tt, aa, bb in zip(t, a, b)]
+    assert states[0] is None and all(s is not None for s in states[1:])
+    assert math.hypot(odo.x, odo.y) < 1e-3 * 1e-6
+    assert odo.yaw == pytest.approx(2 * math.pi)
+    assert [math.hypot(s.x, s.y - R) for s in states[1:]] == pytest.approx([R] * 9, abs=1e-12)
+
+
 def test_straight_line() -> None:
     t = np.linspace(0, 2, 5)
     track = bicycle_odometry(t, np.full(5, 10.0), 0.0, CFG, x0=1.0, y0=2.0, yaw0=math.pi / 2)

@@ -5,26 +5,20 @@
 
 The arguments, their defaults and every decision (world path, start pose, which nodes run) live in
 the ROS-free module ``rc_sim_description.launch_args`` (unit-tested without ROS); this file only
-turns its LaunchPlan into launch actions. Bad arguments stop the launch with one line.
+turns its LaunchPlan into launch actions. Bad arguments stop the launch with one line and a
+non-zero exit status.
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import (
-    DeclareLaunchArgument,
-    IncludeLaunchDescription,
-    LogInfo,
-    OpaqueFunction,
-    Shutdown,
-)
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, LogInfo, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import Command, LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from rc_sim_description.errors import RcSimError
 from rc_sim_description.launch_args import (
     LAUNCH_ARGUMENTS,
     MODEL_NAME,
@@ -44,10 +38,9 @@ def _include(package, launch_file, arguments):
 
 def _setup(context, *args, **kwargs):
     values = {a.name: LaunchConfiguration(a.name).perform(context) for a in LAUNCH_ARGUMENTS}
-    try:
-        plan = plan_launch(values)
-    except RcSimError as exc:
-        return [LogInfo(msg=f'error: {exc}'), Shutdown(reason=str(exc))]
+    # A bad argument raises RcSimError here, before any process starts: launch logs it as one
+    # line ("Caught exception in launch ...: <message>") and `ros2 launch` exits non-zero.
+    plan = plan_launch(values)
     sim_time = {'use_sim_time': plan.use_sim_time}
     robot_description = ParameterValue(
         Command(plan.xacro_command(share_path('urdf/rc_car.urdf.xacro')), on_stderr='warn'),

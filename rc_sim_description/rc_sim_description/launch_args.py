@@ -96,7 +96,7 @@ class LaunchPlan:
     def gz_args(self) -> str:
         """``gz_args`` of ros_gz_sim's gz_sim.launch.py: run at once, server-only when headless."""
         flags = '-r -v 3 ' + ('-s --headless-rendering ' if self.headless else '')
-        return flags + str(self.world)
+        return flags + shlex.quote(str(self.world))  # gz_sim.launch.py runs it through a shell
 
     def xacro_command(self, xacro_file: Path) -> str:
         """Shell command line that expands the car (for launch's ``Command`` substitution)."""

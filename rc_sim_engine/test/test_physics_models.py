@@ -11,7 +11,7 @@ from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.car import Car
 from rc_sim_engine.models import KINEMATIC_RELAXATION, MODELS, axle_loads, get_model
 from rc_sim_engine.packed import GRAVITY, pack_params
-from rc_sim_engine.state import N_STATE, STEER, VX, WHEEL_SPEED, YAW, YAW_RATE
+from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE
 
 
 @pytest.mark.parametrize('fx', [-30.0, 0.0, 12.5])
@@ -52,3 +52,31 @@ def test_registry_and_pure_derivative() -> None:
                                         + (2.0 * math.tan(0.2) / L) / KINEMATIC_RELAXATION)
     d2 = MODELS['single_track'].derivative(x, p)
     assert np.all(np.isfinite(d2)) and d2[STEER] == 0.0
+
+
+def test_load_transfer_scales_the_linear_cornering_stiffness_with_axle_load() -> None:
+    """Forces recovered from the derivative by Newton-Euler (module docstring equations):
+    with load transfer, Fz_f,r = m g (lr, lf) / L -+ Fx_r h / L and each linear axle force
+    Fy = C (Fz / Fz_static) alpha, so Fy_lt / Fy_static = Fz_lt / Fz_static per axle."""
+    p = load_vehicle_params().with_values(tyre_model='linear')
+    g, mp = p.geometry, p.mass_properties
+    m, iz, lf, lr, L, h = (mp.mass, mp.yaw_inertia, g.cg_to_front_axle, g.cg_to_rear_axle,
+                           g.wheelbase, g.cg_height)
+    delta = 0.2
+    x = np.zeros(N_STATE)
+    x[VX], x[VY], x[YAW_RATE], x[STEER] = 3.0, 0.1, 0.5, delta
+    forces = {}
+    for lt in (False, True):
+        x[WHEEL_SPEED] = 3.3 / g.wheel_radius  # drive slip: Fx_r > 0
+        d = get_model('single_track').derivative(x, pack_params([p], load_transfer=lt)[0])
+        a = np.array([[math.cos(delta), 1.0], [lf * math.cos(delta), -lr]])
+        fy_f, fy_r = np.linalg.solve(a, [m * (d[VY] + x[VX] * x[YAW_RATE]), iz * d[YAW_RATE]])
+        fx_r = m * (d[VX] - x[VY] * x[YAW_RATE]) + fy_f * math.sin(delta)
+        forces[lt] = (fy_f, fy_r, fx_r)
+    (f0, r0, x0), (f1, r1, x1) = forces[False], forces[True]
+    fz_f, fz_r = m * GRAVITY * lr / L, m * GRAVITY * lf / L
+    shift = x0 * h / L
+    assert x0 > 0.05 * fz_r and abs(r0) > 0.1 and abs(f0) > 0.1  # a real test point
+    assert x1 / x0 == pytest.approx((fz_r + shift) / fz_r, rel=1e-9)
+    assert r1 / r0 == pytest.approx((fz_r + shift) / fz_r, rel=1e-9)
+    assert f1 / f0 == pytest.approx((fz_f - shift) / fz_f, rel=1e-9)

@@ -17,7 +17,8 @@ from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import BridgeState
 from rc_sim_control.node_params import JOINT_COMMAND_TOPICS, bridge_config, bridge_specs
-from rc_sim_control.nodes._common import now_seconds, run, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
+from rc_sim_description.nodes.spin import run_node
 
 QOS_DEPTH = 10  # reliable: the ros_gz_bridge subscription is reliable (reference §3.3)
 
@@ -75,7 +76,7 @@ class RearWheelSpeedBridge(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point (ros2 run rc_sim_control rear_wheel_speed_bridge)."""
-    return run(RearWheelSpeedBridge, args)
+    return run_node(RearWheelSpeedBridge, args)
 
 
 if __name__ == '__main__':

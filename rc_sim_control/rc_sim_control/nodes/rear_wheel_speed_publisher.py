@@ -19,8 +19,9 @@ from std_msgs.msg import Float64
 from rc_sim_control.ackermann import CommandMapper, MapperConfig
 from rc_sim_control.commands import SequencePlayer, load_sequence, manoeuvre
 from rc_sim_control.node_params import publisher_specs
-from rc_sim_control.nodes._common import now_seconds, run, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.nodes.spin import run_node
 
 QOS_DEPTH = 10
 
@@ -107,7 +108,7 @@ class RearWheelSpeedPublisher(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point (ros2 run rc_sim_control rear_wheel_speed_publisher)."""
-    return run(RearWheelSpeedPublisher, args)
+    return run_node(RearWheelSpeedPublisher, args)
 
 
 if __name__ == '__main__':

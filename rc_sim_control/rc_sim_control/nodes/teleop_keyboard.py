@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import select
 import sys
-import threading
 import time
 from typing import Any
 
 from geometry_msgs.msg import Twist
 import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from rc_sim_control.node_params import teleop_specs
@@ -30,7 +28,7 @@ from rc_sim_control.teleop import (
     help_text,
     twist_of,
 )
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.nodes.spin import run_node
 
 CTRL_C = '\x03'
 
@@ -97,7 +95,8 @@ def _key_loop(node: TeleopKeyboard, settings: Any) -> None:
             node.state = handle_idle(node.state, now - last_key, key_timeout)
         node.publish()
     node.state = handle_key(node.state, ' ', node.limits)
-    node.publish()
+    if rclpy.ok():  # leave the car stopped (not possible once a signal shut the context down)
+        node.publish()
 
 
 def main(args: list[str] | None = None) -> int:
@@ -108,25 +107,11 @@ def main(args: list[str] | None = None) -> int:
         print('error: teleop_keyboard needs an interactive terminal (stdin is not a tty)',
               file=sys.stderr)
         return 2
-    rclpy.init(args=args)
-    node: Any = None
     saved = termios.tcgetattr(sys.stdin)
-    try:
-        node = TeleopKeyboard()
-        spinner = threading.Thread(target=rclpy.spin, args=(node,), daemon=True)
-        spinner.start()
-        _key_loop(node, saved)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RcSimError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        return 2
+    try:  # the node spins in the background, the key loop runs in this thread
+        return run_node(TeleopKeyboard, args, foreground=lambda node: _key_loop(node, saved))
     finally:
         termios.tcsetattr(sys.stdin, termios.TCSADRAIN, saved)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
 
 
 if __name__ == '__main__':

@@ -17,9 +17,7 @@ import math
 
 from geometry_msgs.msg import PoseStamped, Twist, Vector3Stamped
 from nav_msgs.msg import Odometry, Path
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
-import rclpy
-from rclpy.executors import ExternalShutdownException
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -32,7 +30,9 @@ from rc_sim_control.tracking import (
     TrackerSession,
     twist_from_command,
 )
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.errors import ConfigError
+from rc_sim_description.nodes.parameters import declare_typed
+from rc_sim_description.nodes.spin import run_node
 from rc_sim_description.params import load_vehicle_params
 
 DESCRIPTIONS = {
@@ -60,31 +60,23 @@ class TrajectoryTracker(Node):
 
     def __init__(self) -> None:
         super().__init__('trajectory_tracker')
-        self.declare_parameter('params_file', '', ParameterDescriptor(
-            description='vehicle override YAML ("" = vehicle.yaml defaults)', read_only=True))
-        self.declare_parameter('control_rate', 50.0, ParameterDescriptor(
-            description='control loop rate [Hz]', read_only=True,
-            floating_point_range=[FloatingPointRange(from_value=1.0, to_value=1000.0, step=0.0)]))
-        self.declare_parameter('cmd_vel_mode', 'yaw_rate', ParameterDescriptor(
-            description='meaning of /cmd_vel angular.z: ' + ' | '.join(MAPPER_MODES)))
-        self.declare_parameter('active', False, ParameterDescriptor(
-            description='true: start the trajectory at the current pose; false: stop'))
-        for name, default in TRACKER_DEFAULTS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=DESCRIPTIONS.get(name, 'controller gain (see docs/tracking.md)')))
-        params_file = self.get_parameter('params_file').value
-        try:
-            vehicle = load_vehicle_params(overrides=[params_file] if params_file else [])
-            values = {k: self.get_parameter(k).value for k in TRACKER_DEFAULTS}
-            self.session = TrackerSession(vehicle, values)
-        except RcSimError as exc:
-            self.get_logger().fatal(str(exc))
-            raise SystemExit(2) from None
-        self.wheelbase = vehicle.geometry.wheelbase
-        self.mode = self.get_parameter('cmd_vel_mode').value
+        params_file = declare_typed(self, 'params_file', '', 'vehicle override YAML ("" = '
+                                    'vehicle.yaml defaults)', read_only=True)
+        control_rate = declare_typed(self, 'control_rate', 50.0, 'control loop rate [Hz]',
+                                     low=1.0, high=1000.0, read_only=True)
+        self.mode = declare_typed(self, 'cmd_vel_mode', 'yaw_rate',
+                                  'meaning of /cmd_vel angular.z: ' + ' | '.join(MAPPER_MODES))
+        declare_typed(self, 'active', False,
+                      'true: start the trajectory at the current pose; false: stop')
+        values = {name: declare_typed(self, name, default, DESCRIPTIONS.get(
+                      name, 'controller gain (see docs/tracking.md)'))
+                  for name, default in TRACKER_DEFAULTS.items()}
         if self.mode not in MAPPER_MODES:
-            self.get_logger().fatal(f'cmd_vel_mode must be one of {", ".join(MAPPER_MODES)}')
-            raise SystemExit(2)
+            raise ConfigError(f'trajectory_tracker: parameter cmd_vel_mode must be one of '
+                              f'{", ".join(MAPPER_MODES)}, got {self.mode!r}')
+        vehicle = load_vehicle_params(overrides=[params_file] if params_file else [])
+        self.session = TrackerSession(vehicle, values)  # RcSimError: one line via run_node
+        self.wheelbase = vehicle.geometry.wheelbase
         self.pose: MeasuredPose | None = None
         self.frame_id = 'odom'
         self.want_active = bool(self.get_parameter('active').value)
@@ -94,7 +86,7 @@ class TrajectoryTracker(Node):
         self.path_pub = self.create_publisher(Path, 'reference_path', latched)
         self.create_subscription(Odometry, 'odom', self.on_odom, 10)
         self.add_on_set_parameters_callback(self.on_parameters)
-        self.create_timer(1.0 / float(self.get_parameter('control_rate').value), self.on_timer)
+        self.create_timer(1.0 / float(control_rate), self.on_timer)
 
     # ------------------------------------------------------------------ callbacks
     def on_odom(self, msg: Odometry) -> None:
@@ -176,19 +168,10 @@ class TrajectoryTracker(Node):
         self.path_pub.publish(msg)
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = TrajectoryTracker()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+def main(args: list[str] | None = None) -> int:
+    """Entry point (ros2 run rc_sim_control trajectory_tracker)."""
+    return run_node(TrajectoryTracker, args)
 
 
 if __name__ == '__main__':
-    main()
+    raise SystemExit(main())

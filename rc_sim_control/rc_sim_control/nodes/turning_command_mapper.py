@@ -21,7 +21,8 @@ from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import CommandMapper, MappedCommand
 from rc_sim_control.node_params import mapper_config, mapper_specs
-from rc_sim_control.nodes._common import now_seconds, run, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
+from rc_sim_description.nodes.spin import run_node
 
 QOS_DEPTH = 10  # reliable, volatile (ros_gz_bridge and the engine subscribe reliably)
 
@@ -104,7 +105,7 @@ class TurningCommandMapper(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point (ros2 run rc_sim_control turning_command_mapper)."""
-    return run(TurningCommandMapper, args)
+    return run_node(TurningCommandMapper, args)
 
 
 if __name__ == '__main__':

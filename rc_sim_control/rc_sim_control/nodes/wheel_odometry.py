@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 from rc_sim_control.node_params import odometry_config, odometry_specs
-from rc_sim_control.nodes._common import run, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import setup_parameters, vehicle_params
 from rc_sim_control.odometry import (
     JointStateOdometry,
     OdometryJoints,
@@ -29,6 +29,7 @@ from rc_sim_control.odometry import (
     pose_covariance_6x6,
     yaw_to_quaternion,
 )
+from rc_sim_description.nodes.spin import run_node
 
 TF_QOS_DEPTH = 100  # as tf2_ros.TransformBroadcaster
 
@@ -111,7 +112,7 @@ class WheelOdometry(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point (ros2 run rc_sim_control wheel_odometry)."""
-    return run(WheelOdometry, args)
+    return run_node(WheelOdometry, args)
 
 
 if __name__ == '__main__':

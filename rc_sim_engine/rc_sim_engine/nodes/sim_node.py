@@ -16,22 +16,16 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Quaternion, TransformStamped, Twist
 from nav_msgs.msg import Odometry
 import numpy as np
-from rcl_interfaces.msg import (
-    FloatingPointRange,
-    IntegerRange,
-    ParameterDescriptor,
-    SetParametersResult,
-)
-import rclpy
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.nodes.parameters import declare_typed
+from rc_sim_description.nodes.spin import run_node
 from rc_sim_engine.live import NODE_PARAMETERS, LivePacer, build_simulator, node_parameter_problem
 from rc_sim_engine.sensors import JOINT_NAMES
 
@@ -50,19 +44,11 @@ class SimNode(Node):
 
     def __init__(self):
         super().__init__('sim_node')
-        for spec in NODE_PARAMETERS:
-            descriptor = ParameterDescriptor(description=spec.description,
-                                             read_only=spec.read_only)
-            if isinstance(spec.default, float) and spec.low is not None:
-                descriptor.floating_point_range = [FloatingPointRange(
-                    from_value=float(spec.low), to_value=float(spec.high), step=0.0)]
-            elif (isinstance(spec.default, int) and not isinstance(spec.default, bool)
-                  and spec.low is not None):
-                descriptor.integer_range = [IntegerRange(
-                    from_value=int(spec.low), to_value=int(spec.high), step=1)]
-            self.declare_parameter(spec.name, spec.default, descriptor)
-        values = {spec.name: self.get_parameter(spec.name).value for spec in NODE_PARAMETERS}
-        self.sim = build_simulator(values)  # RcSimError -> main() logs one line and exits
+        values = {spec.name: declare_typed(self, spec.name, spec.default, spec.description,
+                                           low=spec.low, high=spec.high,
+                                           read_only=spec.read_only)
+                  for spec in NODE_PARAMETERS}
+        self.sim = build_simulator(values)  # RcSimError -> run_node prints one line, exit 2
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._params = self.sim.params[0]
         sens = self._params.sensors
@@ -179,20 +165,9 @@ class SimNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimNode()
-        rclpy.spin(node)
-    except RcSimError as exc:
-        print(f'error: {exc}')
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    """Entry point (ros2 run rc_sim_engine sim_node)."""
+    return run_node(SimNode, args)
 
 
 if __name__ == '__main__':
-    main()
+    raise SystemExit(main())

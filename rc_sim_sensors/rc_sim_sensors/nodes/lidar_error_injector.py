@@ -13,20 +13,18 @@ the reliable ros_gz_bridge publisher. Lost scans are not published.
 from __future__ import annotations
 
 import array
-import sys
 from typing import Any
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-import rclpy
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import ExternalShutdownException
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
 from std_srvs.srv import Trigger
 
-from rc_sim_description.errors import ConfigError, RcSimError
+from rc_sim_description.errors import RcSimError
+from rc_sim_description.nodes.parameters import declare_typed
+from rc_sim_description.nodes.spin import run_node
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
 from rc_sim_sensors.scan_io import (
@@ -49,30 +47,21 @@ class LidarErrorInjector(Node):
         for name, doc in (('preset', 'Starting preset (ideal, hokuyo_ust10lx, hokuyo_utm30lx, '
                            'rplidar_a1, harsh); ignored when config_file is set.'),
                           ('config_file', 'Starting lidar error YAML (empty: use preset).')):
-            self.declare_parameter(name, '', ParameterDescriptor(description=doc,
-                                                                 read_only=True))
-        self.declare_parameter('input_topic', 'scan_raw', ParameterDescriptor(
-            description='Ideal LaserScan input topic.', read_only=True))
-        self.declare_parameter('output_topic', 'scan', ParameterDescriptor(
-            description='LaserScan output topic.', read_only=True))
+            declare_typed(self, name, '', doc, read_only=True)
+        input_topic = declare_typed(self, 'input_topic', 'scan_raw',
+                                    'Ideal LaserScan input topic.', read_only=True)
+        output_topic = declare_typed(self, 'output_topic', 'scan', 'LaserScan output topic.',
+                                     read_only=True)
         preset, config_file = (self.get_parameter(n).value for n in SOURCE_PARAMETERS)
         base = base_config(str(preset), str(config_file))
         self._specs = parameter_specs(base)
-        for spec in self._specs:
-            try:
-                self.declare_parameter(spec.name, spec.default,
-                                       ParameterDescriptor(description=spec.description))
-            except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
-                raise ConfigError(f'{self.get_name()}: parameter {spec.name}: '
-                                  f'{" ".join(str(exc).split())}') from None
-        values = {s.name: self.get_parameter(s.name).value for s in self._specs}
+        values = {s.name: declare_typed(self, s.name, s.default, s.description)
+                  for s in self._specs}
         config = LidarErrorConfig.from_mapping(values, f'{self.get_name()} parameters')
         self._model = LidarErrorModel(config)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._pub = self.create_publisher(LaserScan, self.get_parameter('output_topic').value,
-                                          qos_profile_sensor_data)
-        self.create_subscription(LaserScan, self.get_parameter('input_topic').value,
-                                 self._on_scan, qos_profile_sensor_data)
+        self._pub = self.create_publisher(LaserScan, output_topic, qos_profile_sensor_data)
+        self.create_subscription(LaserScan, input_topic, self._on_scan, qos_profile_sensor_data)
         self.create_service(Trigger, '~/reset_bias', self._on_reset_bias)
         self.get_logger().info(f'lidar errors from {config.source} (seed {config.seed})')
 
@@ -121,22 +110,8 @@ class LidarErrorInjector(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point ``lidar_error_injector``; a bad config prints one line and exits 2."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = LidarErrorInjector()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RcSimError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        return 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(LidarErrorInjector, args)
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    raise SystemExit(main())
