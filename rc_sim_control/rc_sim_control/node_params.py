@@ -30,6 +30,7 @@ from rc_sim_control.odometry import (
 )
 from rc_sim_control.teleop import TeleopLimits
 from rc_sim_description.errors import ConfigError, RcSimError
+from rc_sim_description.launch_args import launch_bool
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 
 __all__ = [
@@ -290,15 +291,6 @@ CONTROL_LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
 }
 
 
-def _launch_bool(name: str, value: str) -> bool:
-    v = value.strip().lower()
-    if v in ('true', '1', 'yes', 'on'):
-        return True
-    if v in ('false', '0', 'no', 'off'):
-        return False
-    raise ConfigError(f'launch argument {name}: expected true or false, got {value!r}')
-
-
 def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Node name -> ROS parameters for ``control.launch.py`` (validated, one-line errors).
 
@@ -310,7 +302,7 @@ def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, 
         raise ConfigError(f'unknown launch argument {unknown[0]!r} '
                           f'(known: {", ".join(CONTROL_LAUNCH_ARGUMENTS)})')
     v = {k: values.get(k, default) for k, (default, _) in CONTROL_LAUNCH_ARGUMENTS.items()}
-    use_sim_time = _launch_bool('use_sim_time', v['use_sim_time'])
+    use_sim_time = launch_bool('use_sim_time', v['use_sim_time'])
     mode = v['mode'].strip()
     if mode not in MAPPER_MODES:
         raise ConfigError(f'launch argument mode: expected one of {", ".join(MAPPER_MODES)}, '
@@ -322,6 +314,6 @@ def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, 
     common: dict[str, Any] = {'use_sim_time': use_sim_time, 'vehicle_params_file': params_file}
     nodes = {'turning_command_mapper': {**common, 'mode': mode},
              'rear_wheel_speed_bridge': dict(common)}
-    if _launch_bool('wheel_odometry', v['wheel_odometry']):
+    if launch_bool('wheel_odometry', v['wheel_odometry']):
         nodes['wheel_odometry'] = dict(common)
     return nodes

@@ -22,7 +22,8 @@ from rc_sim_description.paths import share_path, world_path
 from rc_sim_description.worlds import spawn_pose
 
 __all__ = ['BACKENDS', 'LAUNCH_ARGUMENTS', 'MODEL_NAME', 'LaunchArgument', 'LaunchPlan',
-           'argument', 'bridge_config', 'lidar_error_parameters', 'plan_launch', 'rviz_config']
+           'argument', 'bridge_config', 'launch_bool', 'lidar_error_parameters', 'plan_launch',
+           'rviz_config']
 
 MODEL_NAME = 'rc_car'
 BACKENDS = ('gz', 'embedded')
@@ -116,7 +117,8 @@ class LaunchPlan:
                 'params_file': self.params_file, 'use_sim_time': self.use_sim_time}
 
 
-def _bool(name: str, value: str) -> bool:
+def launch_bool(name: str, value: str) -> bool:
+    """A launch argument string as a bool (true/false, 1/0, yes/no, on/off); one-line error."""
     v = value.strip().lower()
     if v in ('true', '1', 'yes', 'on'):
         return True
@@ -181,8 +183,8 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
     params = load_vehicle_params(overrides=[params_file] if params_file else [])
     world = world_path(v['world'].strip()).resolve()
     start = spawn_pose(world)
-    lidar = _bool('lidar', v['lidar'])
-    rviz = _bool('rviz', v['rviz'])
+    lidar = launch_bool('lidar', v['lidar'])
+    rviz = launch_bool('rviz', v['rviz'])
     if backend == 'gz':
         actions = ['robot_state_publisher', 'gz_sim', 'create', 'bridge', 'control']
     else:
@@ -196,8 +198,8 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
         x=_float('x', v['x'], start.x), y=_float('y', v['y'], start.y),
         z=params.geometry.wheel_radius,  # base_link is at axle height: wheels touch the ground
         yaw=_float('yaw', v['yaw'], start.yaw),
-        headless=_bool('headless', v['headless']),
-        use_sim_time=_bool('use_sim_time', v['use_sim_time']),
+        headless=launch_bool('headless', v['headless']),
+        use_sim_time=launch_bool('use_sim_time', v['use_sim_time']),
         lidar=lidar, rviz=rviz, params_file=params_file,
         lidar_error_params=lidar_error_parameters(v['lidar_errors']) if lidar else {},
         actions=tuple(actions))

@@ -6,72 +6,57 @@ converts messages and calls :class:`LivePacer` from a wall-clock timer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 from typing import Any
 
+from rc_sim_control.ackermann import MAPPER_MODES
+from rc_sim_control.node_params import ParamSpec, check_spec
 from rc_sim_description.errors import ConfigError
 from rc_sim_engine.collision import COLLISION_RESPONSES
 from rc_sim_engine.simulator import SimConfig, Simulator
 
-__all__ = ['NODE_PARAMETERS', 'LivePacer', 'NodeParameter', 'build_simulator',
-           'node_parameter_problem']
+__all__ = ['NODE_PARAMETERS', 'LivePacer', 'build_simulator', 'node_parameter_problem']
 
-MAPPER_MODES = ('curvature', 'radius', 'steering_angle', 'yaw_rate')
-
-
-@dataclass(frozen=True)
-class NodeParameter:
-    """One ROS parameter of sim_node: default (sets the type), description, range, read-only."""
-
-    name: str
-    default: Any
-    description: str
-    low: float | None = None
-    high: float | None = None
-    read_only: bool = True
-
-
-NODE_PARAMETERS: tuple[NodeParameter, ...] = (
-    NodeParameter('world', 'basic_track', 'World name or SDF path (rc_sim_description worlds).'),
-    NodeParameter('x', 0.0, 'Start x of base_link in odom [m].', -1e4, 1e4),
-    NodeParameter('y', 0.0, 'Start y of base_link in odom [m].', -1e4, 1e4),
-    NodeParameter('yaw', 0.0, 'Start yaw of base_link in odom [rad].', -math.pi, math.pi),
-    NodeParameter('params_file', '',
-                  'Vehicle override YAML merged over vehicle.yaml ("" = none).'),
-    NodeParameter('realtime_factor', 1.0, 'Simulated time per wall-clock time.', 0.01, 1000.0,
-                  read_only=False),
-    NodeParameter('seed', 0, 'Seed of every random generator (lidar errors).', 0, 2 ** 31 - 1),
-    NodeParameter('lidar_errors', '', 'rc_sim_sensors preset or YAML applied inside the node '
-                  '(publishes /scan); "" = none (ideal /scan_raw only, as with the injector).'),
-    NodeParameter('collision_response', 'stop', 'stop | bounce | ignore.'),
-    NodeParameter('use_cmd_vel', False, 'Also accept /cmd_vel through the control core mapper.'),
-    NodeParameter('mapper_mode', 'yaw_rate', 'Meaning of /cmd_vel angular.z: curvature | radius '
-                  '| steering_angle | yaw_rate.'),
-    NodeParameter('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz].', 1.0,
-                  1000.0),
+# Parameters of sim_node (the shared ParamSpec schema of every rc-sim node). All but
+# realtime_factor are read-only: they define the simulation built at start-up.
+NODE_PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec('world', 'basic_track', 'World name or SDF path (rc_sim_description worlds).',
+              read_only=True),
+    ParamSpec('x', 0.0, 'Start x of base_link in odom [m].', -1e4, 1e4, read_only=True),
+    ParamSpec('y', 0.0, 'Start y of base_link in odom [m].', -1e4, 1e4, read_only=True),
+    ParamSpec('yaw', 0.0, 'Start yaw of base_link in odom [rad].', -math.pi, math.pi,
+              read_only=True),
+    ParamSpec('params_file', '', 'Vehicle override YAML merged over vehicle.yaml ("" = none).',
+              read_only=True),
+    ParamSpec('realtime_factor', 1.0, 'Simulated time per wall-clock time.', 0.01, 1000.0),
+    ParamSpec('seed', 0, 'Seed of every random generator (lidar errors).', 0, 2 ** 31 - 1,
+              read_only=True),
+    ParamSpec('lidar_errors', '', 'rc_sim_sensors preset or YAML applied inside the node '
+              '(publishes /scan); "" = none (ideal /scan_raw only, as with the injector).',
+              read_only=True),
+    ParamSpec('collision_response', 'stop', 'stop | bounce | ignore.',
+              choices=tuple(COLLISION_RESPONSES), read_only=True),
+    ParamSpec('use_cmd_vel', False, 'Also accept /cmd_vel through the control core mapper.',
+              read_only=True),
+    ParamSpec('mapper_mode', 'yaw_rate', 'Meaning of /cmd_vel angular.z: '
+              + ' | '.join(MAPPER_MODES) + '.', choices=MAPPER_MODES, read_only=True),
+    ParamSpec('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz].', 1.0, 1000.0,
+              read_only=True),
 )
+_SPECS = {spec.name: spec for spec in NODE_PARAMETERS}
 
 
 def node_parameter_problem(name: str, value: Any) -> str | None:
     """Why ``value`` is not acceptable for parameter ``name`` (None when it is)."""
-    spec = {p.name: p for p in NODE_PARAMETERS}.get(name)
+    spec = _SPECS.get(name)
     if spec is None:
         return None  # not ours (e.g. use_sim_time)
     if isinstance(spec.default, bool):
         return None if isinstance(value, bool) else f'{name}: expected true or false'
-    if isinstance(spec.default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f'{name}: expected a number, got {value!r}'
-        if not math.isfinite(value):
-            return f'{name}: must be finite, got {value!r}'
-        if spec.low is not None and spec.high is not None and not spec.low <= value <= spec.high:
-            return f'{name}: must be in [{spec.low:g}, {spec.high:g}], got {value!r}'
-    if name == 'collision_response' and value not in COLLISION_RESPONSES:
-        return f'{name}: must be one of {", ".join(COLLISION_RESPONSES)}, got {value!r}'
-    if name == 'mapper_mode' and value not in MAPPER_MODES:
-        return f'{name}: must be one of {", ".join(MAPPER_MODES)}, got {value!r}'
-    return None
+    if (isinstance(spec.default, (int, float)) and isinstance(value, float)
+            and not math.isfinite(value)):
+        return f'{name}: must be finite, got {value!r}'
+    return check_spec(spec, value)
 
 
 def build_simulator(values: dict[str, Any]) -> Simulator:

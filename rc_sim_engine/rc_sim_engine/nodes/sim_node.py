@@ -45,7 +45,7 @@ class SimNode(Node):
     def __init__(self):
         super().__init__('sim_node')
         values = {spec.name: declare_typed(self, spec.name, spec.default, spec.description,
-                                           low=spec.low, high=spec.high,
+                                           low=spec.min_value, high=spec.max_value,
                                            read_only=spec.read_only)
                   for spec in NODE_PARAMETERS}
         self.sim = build_simulator(values)  # RcSimError -> run_node prints one line, exit 2
