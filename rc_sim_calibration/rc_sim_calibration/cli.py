@@ -34,7 +34,8 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                    'wheelbase=0.32); repeatable')
     p.add_argument('--config', metavar='YAML', default=None,
                    help='fit settings merged over the packaged config/fit_default.yaml')
-    p.add_argument('--dt', type=float, default=None, help='physics step of the replay [s]')
+    p.add_argument('--dt', type=float, default=None,
+                   help='physics step of the replay [s] (default: fit YAML, 0.002)')
 
 
 def add_fit_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,14 +51,19 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--free', metavar='A,B,...', default=None,
                    help='comma-separated free parameters (vehicle.yaml leaf names or '
                    'pacejka_lateral.B ...); default: the fit YAML free set')
-    p.add_argument('--optimizer', choices=('cma', 'bayes', 'grid'), default=None)
-    p.add_argument('--budget', type=int, default=None, help='global optimiser evaluations')
-    p.add_argument('--popsize', type=int, default=None)
+    p.add_argument('--optimizer', choices=('cma', 'bayes', 'grid'), default=None,
+                   help='global optimiser (default: fit YAML, cma)')
+    p.add_argument('--budget', type=int, default=None,
+                   help='global optimiser evaluations (default: fit YAML, 1200)')
+    p.add_argument('--popsize', type=int, default=None,
+                   help='CMA-ES population / bayes batch size (default: automatic)')
     p.add_argument('--horizon', type=float, default=None,
-                   help='re-initialised window length [s]')
-    p.add_argument('--metric', choices=('mse', 'rmse', 'itae'), default=None)
+                   help='re-initialised window length [s] (default: fit YAML, 2)')
+    p.add_argument('--metric', choices=('mse', 'rmse', 'itae'), default=None,
+                   help='cost of the windowed errors (default: fit YAML, mse)')
     p.add_argument('--no-polish', action='store_true', help='skip the least-squares polish')
-    p.add_argument('--seed', type=int, default=None)
+    p.add_argument('--seed', type=int, default=None,
+                   help='seed of the optimiser (default: fit YAML, 0)')
     p.add_argument('--out', metavar='YAML', default='calibrated.yaml',
                    help='calibrated override file (default: calibrated.yaml)')
     p.add_argument('--report', metavar='DIR', default=None,
@@ -74,7 +80,8 @@ def register(subparsers: Any) -> None:
 
     r = subparsers.add_parser('replay', help="replay a bag's commands open-loop",
                               description=replay_command.__doc__)
-    r.add_argument('--bag', required=True, metavar='BAG')
+    r.add_argument('--bag', required=True, metavar='BAG',
+                   help='rosbag2 directory, .db3/.mcap file or ROS 1 .bag')
     r.add_argument('--out', required=True, metavar='CSV',
                    help='predicted trajectory t,x,y,yaw,vx,vy,yaw_rate')
     r.add_argument('--force', action='store_true', help='overwrite --out')
@@ -83,7 +90,8 @@ def register(subparsers: Any) -> None:
 
     q = subparsers.add_parser('protocol', help='write the acquisition protocol scenarios',
                               description=protocol_command.__doc__)
-    q.add_argument('--out', required=True, metavar='DIR')
+    q.add_argument('--out', required=True, metavar='DIR',
+                   help='new directory for the scenario YAMLs and PROTOCOL.md')
     q.add_argument('--params', metavar='YAML', action='append', default=[],
                    help='vehicle override YAML(s) (limits and turning radius)')
     q.add_argument('--speed', type=float, default=1.0,
@@ -122,18 +130,29 @@ def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> An
 
 
 def _mapper_items(items: Sequence[str]) -> tuple[tuple[str, float], ...]:
-    from rc_sim_calibration.errors import CalibrationError
+    from dataclasses import fields
 
+    from rc_sim_calibration.errors import CalibrationError
+    from rc_sim_control.ackermann import MapperConfig
+    from rc_sim_description.yamlio import did_you_mean
+
+    known = [f.name for f in fields(MapperConfig) if f.name not in ('mode',
+                                                                     'electronic_differential')]
     out = []
     for item in items:
         key, sep, value = item.partition('=')
+        key = key.strip()
         try:
             number = float(value)
         except ValueError:
             number = float('nan')
-        if not sep or not key.strip() or not number == number:
+        if not sep or not key or not number == number:
             raise CalibrationError(f'--mapper {item!r}: expected KEY=NUMBER')
-        out.append((key.strip(), number))
+        if key not in known:
+            raise CalibrationError(f'--mapper {item!r}: unknown mapper parameter {key!r}'
+                                   f'{did_you_mean(key, known)}; known: {", ".join(known)} '
+                                   '(the mode is --cmd-vel-mode)')
+        out.append((key, number))
     return tuple(out)
 
 
@@ -219,6 +238,7 @@ def replay_command(args: argparse.Namespace) -> int:
     metrics = replay_metrics(params, ds, settings)
     write_prediction_csv(pred, out)
     print(json.dumps(metrics, indent=2))
+    print(f'wrote {out}', file=sys.stderr)  # stdout stays pure JSON (pipe it to jq)
     return 0
 
 
@@ -238,9 +258,9 @@ def protocol_command(args: argparse.Namespace) -> int:
 
 def fit_main(argv: Sequence[str] | None = None) -> int:
     """Console script ``fit`` (``ros2 run rc_sim_calibration fit --bag real.db3``)."""
-    from rc_sim_description.cli_support import run_cli
+    from rc_sim_description.cli_support import OneLineErrorParser, run_cli
 
-    parser = argparse.ArgumentParser(prog='fit', description=fit_command.__doc__)
+    parser = OneLineErrorParser(prog='fit', description=fit_command.__doc__)
     add_fit_arguments(parser)
     args = parser.parse_args(argv)
     return run_cli(lambda: fit_command(args))

@@ -14,7 +14,7 @@ its bounds are positive and span a factor >= 3 (stiffnesses, inertias, gains).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 import math
 import time
 from typing import Any
@@ -28,7 +28,7 @@ from rc_sim_calibration.identifiability import Identifiability, analyse
 from rc_sim_calibration.optimizers import OptimResult, optimise, polish
 from rc_sim_calibration.settings import FitSettings, FreeParameter, apply_values, resolve_free
 from rc_sim_description.errors import RcSimError
-from rc_sim_description.params import VehicleParams
+from rc_sim_description.params import SECTIONS, VehicleParams
 
 __all__ = [
     'FitResult',
@@ -396,12 +396,27 @@ class FitResult:
                 before = _mean_metric(table.get('nominal', []), ch)
                 after = _mean_metric(table.get('calibrated', []), ch)
                 if before is not None and after is not None:
-                    lines.append(f'{label} {ch} RMSE: {before:.4g} -> {after:.4g}')
+                    lines.append(f'{label} {ch} RMSE: {before:.4g} -> {after:.4g} '
+                                 f'{_CHANNEL_UNITS[ch]}')
         for i, name in enumerate(self.names):
             se = self.identifiability.std_errors[i]
-            lines.append(f'{name}: {self.start[i]:.6g} -> {self.values[i]:.6g} (se {se:.3g})')
+            unit = _parameter_unit(name)
+            lines.append(f'{name}: {self.start[i]:.6g} -> {self.values[i]:.6g} {unit} '
+                         f'(se {se:.3g})')
         lines += [f'warning: {w}' for w in self.warnings]
         return lines
+
+
+_CHANNEL_UNITS = {'position': 'm', 'speed': 'm/s', 'yaw_rate': 'rad/s'}
+
+
+def _parameter_unit(name: str) -> str:
+    """Unit of a free parameter from the vehicle.yaml schema ('-' for Pacejka coefficients)."""
+    for cls in SECTIONS.values():
+        for f in fields(cls):
+            if f.name == name:
+                return str(f.metadata.get('unit', '-'))
+    return '-'
 
 
 def _mean_metric(bags: list[dict[str, dict[str, float]]], ch: str) -> float | None:

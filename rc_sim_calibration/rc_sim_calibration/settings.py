@@ -197,6 +197,8 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
     if settings.popsize is not None and settings.popsize < 2:
         raise CalibrationError(f'{where}: optimizer.popsize: must be >= 2, got '
                                f'{settings.popsize}')
+    if settings.seed < 0:
+        raise CalibrationError(f'{where}: optimizer.seed: must be >= 0, got {settings.seed}')
     if not 0 < settings.sigma0 <= 1:
         raise CalibrationError(f'{where}: optimizer.sigma0: must be in (0, 1], got '
                                f'{settings.sigma0}')

@@ -141,3 +141,35 @@ def test_other_commands(capsys, tmp_path, monkeypatch, argv, match):
     assert len(err) == 1 and match in err[0]
     assert not (tmp_path / 'x.csv').exists()
 
+
+
+def test_negative_seed_is_a_one_line_error(capsys, tmp_path):
+    """UX review: ``rcsim fit --seed -1`` used to end in a numpy traceback."""
+    _bag(tmp_path / 'bag')
+    msg = _run(capsys, tmp_path, ['--bag', str(tmp_path / 'bag'), '--seed', '-1'])
+    assert 'optimizer.seed' in msg and '>= 0' in msg
+
+
+def test_unknown_mapper_parameter_is_refused(capsys, tmp_path):
+    """UX review: a typo in ``--mapper`` used to be ignored silently."""
+    _bag(tmp_path / 'bag')
+    msg = _run(capsys, tmp_path, ['--bag', str(tmp_path / 'bag'), '--mapper', 'wheelbas=0.3'])
+    assert "'wheelbas'" in msg and "did you mean 'wheelbase'" in msg
+
+
+def test_summary_prints_units(tmp_path, capsys):
+    """UX review: the fit summary names the unit of every RMSE and parameter."""
+    from rc_sim_calibration.fit import _parameter_unit
+
+    assert _parameter_unit('cornering_stiffness_front') == 'N/rad'
+    assert _parameter_unit('command_latency') == 's'
+    assert _parameter_unit('pacejka_lateral.B') == '-'
+    _bag(tmp_path / 'bag')
+    out = tmp_path / 'cal.yaml'
+    assert rcsim(['fit', '--bag', str(tmp_path / 'bag'), '--out', str(out), '--free',
+                  'command_latency', '--optimizer', 'grid', '--budget', '3', '--no-polish']) == 0
+    text = capsys.readouterr().out
+    assert 'train position RMSE:' in text and text.split('train position RMSE:')[1].split(
+        '\n')[0].endswith(' m')
+    assert 'train yaw_rate RMSE' not in text or 'rad/s' in text
+    assert 'command_latency: ' in text and ' s (se ' in text

@@ -71,3 +71,46 @@ def test_windows_start_from_the_measurements_and_carry_the_command_history():
 def test_too_short_data():
     with pytest.raises(CalibrationError, match='no 10 s window'):
         make_windows([_dataset()], 10.0, lookback=0.1, command_dt=0.01)
+
+
+def _problem(prior: bool):
+    from rc_sim_calibration.fit import Problem
+    from rc_sim_calibration.settings import FreeParameter, load_fit_settings
+
+    base = load_vehicle_params()
+    free = [FreeParameter('cornering_stiffness_front', base.tyres.cornering_stiffness_front,
+                          20.0, 500.0),  # spans > 3x: searched in log coordinates
+            FreeParameter('steering_offset', 0.0, -0.05, 0.05,
+                          *((0.01, 0.02) if prior else (None, None)))]
+    settings = load_fit_settings(free=[f.name for f in free])
+    win = make_windows([_dataset()], 2.0, lookback=0.1, command_dt=settings.dt)
+    return Problem(base, free, win, settings)
+
+
+def test_search_coordinates_log_and_linear_and_their_derivative():
+    """u in [0, 1] -> log-uniform for wide positive bounds, linear otherwise; dvalue/du checked
+    against central differences (the identifiability analysis scales the Jacobian with it)."""
+    problem = _problem(prior=False)
+    assert problem.log.tolist() == [True, False]
+    ends = problem.to_values(np.array([[0.0, 0.0], [1.0, 1.0], [0.5, 0.5]]))
+    np.testing.assert_allclose(ends[:2], [[20.0, -0.05], [500.0, 0.05]], rtol=1e-12)
+    np.testing.assert_allclose(ends[2], [math.sqrt(20.0 * 500.0), 0.0], rtol=1e-12, atol=1e-15)
+    u = np.array([0.3, 0.8])
+    np.testing.assert_allclose(problem.to_unit(problem.to_values(u)), u, rtol=1e-12)
+    h = 1e-6
+    fd = np.array([(problem.to_values(u + h * e) - problem.to_values(u - h * e))[i] / (2 * h)
+                   for i, e in enumerate(np.eye(2))])
+    np.testing.assert_allclose(problem.dvalue_du(u), fd, rtol=1e-7)
+
+
+def test_gaussian_prior_adds_its_squared_z_score_over_n():
+    """MAP form: J_prior = J + ((theta - mu) / sigma)^2 / N, N = valid samples of a channel."""
+    u = np.array([[0.4, 0.9]])
+    plain, with_prior = _problem(prior=False), _problem(prior=True)
+    offset = float(with_prior.to_values(u)[0, 1])
+    n = max(int(m.sum()) for ch, m in with_prior.masks.items()
+            if with_prior.settings.cost.weight(ch) > 0)
+    extra = with_prior.cost(u) - plain.cost(u)
+    assert extra[0] == pytest.approx(((offset - 0.01) / 0.02) ** 2 / n, rel=1e-9)
+    r_plain, r_prior = plain.residuals(u), with_prior.residuals(u)
+    assert np.sum(r_prior ** 2) - np.sum(r_plain ** 2) == pytest.approx(extra[0], rel=1e-6)

@@ -173,11 +173,19 @@ def test_yaml_round_trip_is_exact(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ['chirp.yaml']
 
 
-def test_save_into_missing_directory_leaves_nothing(tmp_path: Path) -> None:
+def test_save_below_a_file_leaves_nothing(tmp_path: Path) -> None:
     seq = manoeuvre('line', PARAMS)
-    with pytest.raises(OutputError):
-        save_sequence(seq, tmp_path / 'missing' / 'x.yaml')
-    assert list(tmp_path.iterdir()) == []
+    blocker = tmp_path / 'file'
+    blocker.write_text('x')
+    with pytest.raises(OutputError, match='not a directory'):
+        save_sequence(seq, blocker / 'missing' / 'x.yaml')
+    assert list(tmp_path.iterdir()) == [blocker]
+
+
+def test_save_creates_missing_directories(tmp_path: Path) -> None:
+    seq = manoeuvre('line', PARAMS)
+    save_sequence(seq, tmp_path / 'new' / 'dir' / 'x.yaml')
+    assert (tmp_path / 'new' / 'dir' / 'x.yaml').is_file()
 
 
 @pytest.mark.parametrize(('text', 'match'), [

@@ -24,20 +24,60 @@ def _umask() -> int:
     return mask
 
 
+def _existing_ancestor(path: Path) -> Path:
+    """Nearest existing ancestor directory of ``path`` (the directories to create lie below)."""
+    ancestor = path.resolve().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    return ancestor
+
+
 def check_output_path(path: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Validate an output path before long work starts; returns it as a Path.
 
-    Raises OutputError when it exists (unless ``force``) or its parent is missing or not writable.
+    Raises OutputError when it exists (unless ``force``), or when the nearest existing ancestor
+    is not a directory or refuses new entries (probed with a temporary directory, so read-only
+    mounts are caught for root too). Missing parent directories are fine: the atomic writers
+    create them (``mkdir -p``) and remove them again when the output fails.
     """
     out = Path(path)
     if out.exists() and not force:
         raise OutputError(f'{out} exists already (use --force to overwrite)')
-    parent = out.resolve().parent
-    if not parent.is_dir():
-        raise OutputError(f'{out}: parent directory {parent} does not exist')
-    if not os.access(parent, os.W_OK):
-        raise OutputError(f'{out}: directory {parent} is not writable')
+    ancestor = _existing_ancestor(out)
+    if not ancestor.is_dir():
+        raise OutputError(f'{out}: {ancestor} is not a directory')
+    try:
+        Path(tempfile.mkdtemp(prefix=f'.{out.name}.', suffix='.probe', dir=ancestor)).rmdir()
+    except OSError as exc:
+        raise OutputError(f'{out}: directory {ancestor} is not writable '
+                          f'({exc.strerror or exc})') from None
     return out
+
+
+@contextmanager
+def _parents_of(target: Path) -> Iterator[Path]:
+    """Create the missing parent directories of ``target``; remove them again on error."""
+    parent = target.resolve().parent
+    missing: list[Path] = []
+    ancestor = parent
+    while not ancestor.exists():
+        missing.append(ancestor)
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise OutputError(f'{target}: {ancestor} is not a directory')
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f'{target}: cannot create {parent} ({exc.strerror})') from None
+    try:
+        yield parent
+    except BaseException:
+        for directory in missing:  # deepest first; only the ones this call created, if empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -50,22 +90,21 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; replaces ``path`` on success, else removed."""
     target = Path(path)
-    parent = target.resolve().parent
-    if not parent.is_dir():
-        raise OutputError(f'{target}: parent directory {parent} does not exist')
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent)
-    except OSError as exc:
-        raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual permissions
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with _parents_of(target) as parent:
+        try:
+            fd, tmp_name = tempfile.mkstemp(prefix=f'.{target.name}.', suffix='.tmp',
+                                            dir=parent)
+        except OSError as exc:
+            raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            yield tmp
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual permissions
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 @contextmanager
@@ -76,25 +115,25 @@ def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> I
     error it is deleted, so a partial output directory (e.g. a bag) is never left behind.
     """
     target = check_output_path(path, force=force)
-    parent = target.resolve().parent
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
-    except OSError as exc:
-        raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
-    tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves
-    try:
-        yield tmp
-        if tmp.is_dir():
-            os.chmod(tmp, 0o777 & ~_umask())
-        if target.exists():
-            if target.is_dir():
-                shutil.rmtree(target)
-            else:
-                target.unlink()
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    with _parents_of(target) as parent:
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
+        except OSError as exc:
+            raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
+        tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves
+        try:
+            yield tmp
+            if tmp.is_dir():
+                os.chmod(tmp, 0o777 & ~_umask())
+            if target.exists():
+                if target.is_dir():
+                    shutil.rmtree(target)
+                else:
+                    target.unlink()
+            os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def rename_bag_storage(bag_dir: Path, final_name: str) -> None:

@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
         'describe', help='validate vehicle.yaml, the xacro car and the worlds; print a summary',
         description='Load and validate config/vehicle.yaml (+ --params override), expand the '
         'xacro car with PyPI xacro, parse the URDF, check the shipped worlds and print a summary.')
-    parser.add_argument('--params', metavar='FILE', type=Path,
+    parser.add_argument('--params', metavar='YAML', type=Path,
                         help='override YAML merged over vehicle.yaml (e.g. a calibration result)')
     parser.add_argument('--out', metavar='DIR', type=Path,
                         help='also write rc_car.urdf and summary.txt into this new directory')

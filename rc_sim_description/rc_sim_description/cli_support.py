@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 import os
+import re
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from rc_sim_description.errors import RcSimError
 
-__all__ = ['is_interactive', 'progress', 'run_cli']
+__all__ = ['OneLineErrorParser', 'is_interactive', 'progress', 'run_cli']
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line ``error: ...`` (exit 2), like user errors.
+
+    An invalid choice gets a did-you-mean hint; the usage stays available with ``--help``.
+    Subparsers created with ``add_subparsers`` inherit the class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        from rc_sim_description.yamlio import did_you_mean
+
+        hint = ''
+        match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if match:
+            choices = [c.strip().strip("'") for c in match[2].split(',')]
+            hint = did_you_mean(match[1], choices)
+        self.exit(2, f'error: {self.prog}: {message}{hint} (see {self.prog} --help)\n')
 
 
 def is_interactive() -> bool:

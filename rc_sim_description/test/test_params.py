@@ -96,6 +96,13 @@ def test_impossible_values_name_file_and_key(tmp_path: Path, default_data: dict,
     assert message in text
 
 
+def test_centre_of_mass_on_the_rear_axle_is_rejected(tmp_path: Path, default_data: dict) -> None:
+    """Boundary lf = L (lr = 0: no rear axle load, no drive): the check is strict."""
+    default_data['geometry']['cg_to_front_axle'] = default_data['geometry']['wheelbase']
+    with pytest.raises(VehicleParamsError, match=r'geometry\.cg_to_front_axle: must be < wheelbase'):
+        load_vehicle_params(write(tmp_path, default_data))
+
+
 def test_missing_key(tmp_path: Path, default_data: dict) -> None:
     del default_data['geometry']['track_width']
     path = write(tmp_path, default_data)

@@ -14,7 +14,7 @@ import importlib
 import importlib.util
 import sys
 
-from rc_sim_description.cli_support import run_cli
+from rc_sim_description.cli_support import OneLineErrorParser, run_cli
 
 __all__ = ['SUBCOMMAND_MODULES', 'build_parser', 'main']
 
@@ -30,7 +30,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every available subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog='rcsim', description='rc-sim: simulate, perturb, calibrate and evaluate a 1:10 '
         'Ackermann RC car (embedded engine; no ROS needed).')
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')

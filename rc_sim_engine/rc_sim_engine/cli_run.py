@@ -36,13 +36,17 @@ def register(subparsers: Any) -> None:
     src.add_argument('--scenario', help='manoeuvre name (line, circle_left, figure_eight, ...), '
                      'shipped scenario name or scenario YAML file')
     src.add_argument('--cmd-vel-bag', metavar='BAG', help='replay the /cmd_vel of this bag')
-    p.add_argument('--out', required=True, help='output bag directory')
-    p.add_argument('--params', metavar='YAML', help='vehicle override YAML (partial vehicle.yaml)')
+    p.add_argument('--out', required=True, help='output bag directory (missing parent '
+                   'directories are created)')
+    p.add_argument('--params', metavar='YAML', action='append', default=[],
+                   help='vehicle override YAML (partial vehicle.yaml, e.g. a calibration '
+                   'result) merged over vehicle.yaml; repeatable')
     p.add_argument('--duration', type=float, help='simulated time [s] (default: scenario end + '
                    '1 s to come to rest)')
     p.add_argument('--model', default='single_track',
-                   help='vehicle model: single_track (default) or kinematic')
-    p.add_argument('--tyre-model', help='lateral tyre model override (linear, fiala, pacejka)')
+                   help='vehicle model: single_track (default), kinematic or kinematic_4ws')
+    p.add_argument('--tyre-model', help='lateral tyre model override (linear, fiala, '
+                   'fiala_unsaturated, pacejka; default: vehicle.yaml)')
     p.add_argument('--lidar-errors', metavar='PRESET|YAML',
                    help='lidar error preset (ideal, hokuyo_ust10lx, ...) or YAML file')
     p.add_argument('--seed', type=int, default=0,
@@ -139,19 +143,6 @@ def _lidar_errors(spec: str | None) -> Any:
     return LidarErrorConfig.from_yaml(spec)
 
 
-def _probe_writable(out: Path) -> None:
-    """Fail before simulating when the output's directory refuses new entries."""
-    import tempfile
-
-    from rc_sim_description.errors import OutputError
-
-    try:
-        Path(tempfile.mkdtemp(prefix=f'.{out.name}.', suffix='.probe',
-                              dir=out.resolve().parent)).rmdir()
-    except OSError as exc:
-        raise OutputError(f'{out}: cannot write there ({exc.strerror or exc})') from None
-
-
 def _positive(name: str, value: float | None) -> None:
     from rc_sim_description.errors import ConfigError
 
@@ -182,8 +173,8 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f'--realtime-factor: must be >= 0, got {args.realtime_factor!r}')
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
-    _probe_writable(check_output_path(args.out, force=args.force))
-    params = load_vehicle_params(overrides=[args.params] if args.params else [])
+    check_output_path(args.out, force=args.force)  # also probes that new entries can be made
+    params = load_vehicle_params(overrides=args.params)
     wpath = world_path(args.world)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always', SdfWarning)

@@ -326,7 +326,9 @@ def plot_tracking(ev: EvaluatedRun, path: str | Path, title: str,
     ax.set_xlabel('t [s]')
     ax.set_ylabel('|e| [cm]')
     m = ev.metrics_after or ev.metrics
-    ax.set_title(f'CoM error: RMSE {100 * m.rmse:.2f} cm, ISE {m.ise:.2e} m²s')
+    span = (f'after {ev.transient:g} s' if ev.metrics_after is not None else 'whole run')
+    ax.set_title(f'CoM error ({span}): RMSE {100 * m.rmse:.2f} cm, ISE {m.ise:.2e} m²s',
+                 fontsize=10)
     fig.suptitle(title)
     fig.tight_layout()
     with atomic_output_file(path) as tmp:
@@ -348,9 +350,9 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
     res = outcome.result
     odom, cmds = res.streams['odom'], res.streams['commands']
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={'width_ratios': [3, 2]})
-    for corners in outcome.world.box_corners():
+    for k, corners in enumerate(outcome.world.box_corners()):
         ring = np.vstack([corners, corners[:1]])
-        ax.fill(ring[:, 0], ring[:, 1], color='0.6', lw=0)
+        ax.fill(ring[:, 0], ring[:, 1], color='0.6', lw=0, label='parked cars' if k == 0 else None)
     x0, x1, y0, y1 = outcome.config.slot_rect()
     ax.plot([x0, x1, x1, x0, x0], [y0, y0, y1, y1, y0], '--', color='tab:green', lw=1,
             label='slot')
@@ -361,7 +363,9 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
         c = footprint_corners(odom['x'][k, 0], odom['y'][k, 0], odom['yaw'][k, 0], foot)
         ring = np.vstack([c, c[:1]])
         ax.plot(ring[:, 0], ring[:, 1], color='tab:orange' if k == idx[-1] else '0.3',
-                lw=1.5 if k == idx[-1] else 0.6)
+                lw=1.5 if k == idx[-1] else 0.6,
+                label='final footprint' if k == idx[-1] else
+                ('footprints' if k == idx[0] else None))
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_xlabel('x [m]')
     ax.set_ylabel('y [m]')
@@ -373,6 +377,7 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
     ax2.plot(odom.t, odom['speed'][:, 0], ':', label='v actual [m/s]')
     ax2.plot(odom.t, odom['steering'][:, 0], ':', label='delta actual [rad]')
     ax2.set_xlabel('t [s]')
+    ax2.set_ylabel('speed [m/s], steering angle [rad]')
     ax2.legend(loc='best', fontsize=8)
     ax2.set_title('seed 004 eq. 15-17 profile')
     fig.suptitle(title)
@@ -383,16 +388,27 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
 
 
 # --------------------------------------------------------------------------- CLI
+# tracker parameters that have their own option (a --set would be overwritten by it)
+_OPTION_KEYS = {'trajectory_type': '--trajectory', 'controller': '--controller',
+                'waypoints_file': '--waypoints', 'duration': '--duration'}
+
+
 def _parse_set(items: Sequence[str]) -> dict[str, Any]:
     from rc_sim_control.tracking import TRACKER_DEFAULTS
+    from rc_sim_description.yamlio import did_you_mean
 
+    settable = sorted(k for k in TRACKER_DEFAULTS if k not in _OPTION_KEYS)
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition('=')
         key = key.strip()
-        if not sep or key not in TRACKER_DEFAULTS:
-            known = ', '.join(sorted(TRACKER_DEFAULTS))
-            raise ConfigError(f'--set {item!r}: expected KEY=VALUE with KEY one of {known}')
+        if key in _OPTION_KEYS:
+            raise ConfigError(f'--set {item!r}: use {_OPTION_KEYS[key]} instead')
+        if not sep:
+            raise ConfigError(f'--set {item!r}: expected KEY=VALUE')
+        if key not in TRACKER_DEFAULTS:
+            raise ConfigError(f'--set {item!r}: unknown tracker parameter {key!r}'
+                              f'{did_you_mean(key, settable)}; known: {", ".join(settable)}')
         default = TRACKER_DEFAULTS[key]
         try:
             if isinstance(default, bool):
@@ -439,6 +455,16 @@ def command_track(args: argparse.Namespace) -> int:
 
     check_output_path(args.out, force=args.force)
     _check_transient(args.transient)
+    if not (math.isfinite(args.control_rate) and args.control_rate > 0):
+        raise ConfigError(f'--control-rate: must be a finite number > 0 Hz, '
+                          f'got {args.control_rate!r}')
+    if args.seed < 0:
+        raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
+    if (args.trajectory == 'waypoints') != (args.waypoints is not None):
+        raise ConfigError('--trajectory waypoints needs --waypoints CSV' if args.waypoints is None
+                          else '--waypoints applies to --trajectory waypoints only')
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise ConfigError(f'--duration: must be a finite number > 0 s, got {args.duration!r}')
     params = _load_params(args.params)
     values = _parse_set(args.set)
     values['trajectory_type'] = args.trajectory
@@ -500,6 +526,9 @@ def command_evaluate(args: argparse.Namespace) -> int:
     ev = load_evaluation(args.bag, params, args.transient)
     for line in ev.lines():
         print(line)
+    if ev.metrics_after is None:
+        print(f'note: the run is too short for metrics after the {args.transient:g} s transient '
+              '(see --transient)')
     if args.out is not None:
         with atomic_output_dir(args.out, force=args.force) as tmp:
             tmp.mkdir()
@@ -596,6 +625,8 @@ def _plot_stop(outcome: Any, path: str | Path, title: str) -> None:
     ax.plot(odom['x'][:, 0], odom['y'][:, 0], color='tab:blue', label='base_link')
     ax.plot(*outcome.obstacle_xy, 'rx', label='obstacle')
     ax.set_aspect('equal', adjustable='datalim')
+    ax.set_xlabel('x [m] (odom)')
+    ax.set_ylabel('y [m] (odom)')
     ax.legend(loc='best', fontsize=8)
     ax.set_title(f'{title}: stopped {outcome.stop_distance:.2f} m before the obstacle')
     with atomic_output_file(path) as tmp:
@@ -609,33 +640,47 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser(
         'track', help='closed-loop trajectory tracking in the engine (bag, RMSE/ISE, plots)',
-        description=__doc__.split('\n\n')[1] if __doc__ else None)
+        description='Run a trajectory-tracking controller (the same TrackerSession as the '
+        'trajectory_tracker node) against the embedded engine: controller -> /cmd_vel '
+        '(steering_angle mode) -> command mapper -> actuators -> vehicle model. Writes a rosbag2 '
+        'bag (standard topics + /reference_path + /tracking_error) holding metrics.json and '
+        'tracking.png, and prints the RMSE and ISE of the centre-of-mass error (whole run and '
+        'after the start transient). Example: rcsim track --trajectory figure_eight '
+        '--controller fl --world flat_track --out runs/track')
     p.add_argument('--trajectory', default='figure_eight',
-                   choices=[*TRAJECTORY_NAMES, 'waypoints'], help='reference shape (seed 002)')
+                   choices=[*TRAJECTORY_NAMES, 'waypoints'],
+                   help='reference shape (seed 002; default: figure_eight)')
     p.add_argument('--waypoints', metavar='CSV', help='waypoint file for --trajectory waypoints '
                    '(columns t,x,y, or x,y with --set waypoints_speed=V)')
-    p.add_argument('--controller', default='fl', choices=['fl', 'kanayama', 'pure_pursuit'])
+    p.add_argument('--controller', default='fl', choices=['fl', 'kanayama', 'pure_pursuit'],
+                   help='fl: feedback linearisation, kanayama, pure_pursuit (default: fl)')
     p.add_argument('--world', default='flat_track', help='world name or SDF path; the car starts '
-                   'at its spawn pose')
-    p.add_argument('--model', default='single_track', help='engine model (kinematic, '
-                   'single_track, ...)')
-    p.add_argument('--tyre-model', default=None, help='override the tyre model of vehicle.yaml '
-                   '(linear, fiala, fiala_unsaturated, pacejka)')
+                   'at its spawn pose (default: flat_track)')
+    p.add_argument('--model', default='single_track', help='vehicle model: single_track '
+                   '(default), kinematic or kinematic_4ws')
+    p.add_argument('--tyre-model', default=None, help='lateral tyre model override (linear, '
+                   'fiala, fiala_unsaturated, pacejka; default: vehicle.yaml)')
     p.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                    help='tracker parameter (shape, gains; as the trajectory_tracker node), '
                    'e.g. amplitude=2.5 angular_speed=0.4 kp=3')
     p.add_argument('--duration', type=float, default=None, help='run length [s] (default: one '
                    'period of the trajectory)')
     p.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT,
-                   help='seconds excluded from the "after transient" metrics')
-    p.add_argument('--control-rate', type=float, default=50.0, help='controller rate [Hz]')
+                   help='start time [s] excluded from the "after transient" metrics '
+                   f'(default: {DEFAULT_TRANSIENT:g})')
+    p.add_argument('--control-rate', type=float, default=50.0,
+                   help='controller rate [Hz] (default: 50)')
     p.add_argument('--params', action='append', default=[], metavar='YAML',
-                   help='vehicle override file(s)')
-    p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'])
-    p.add_argument('--no-plots', action='store_true')
-    p.add_argument('--force', action='store_true', help='overwrite --out')
-    p.add_argument('--out', required=True, help='output bag directory')
+                   help='vehicle override YAML (partial vehicle.yaml) merged over vehicle.yaml; '
+                   'repeatable')
+    p.add_argument('--seed', type=int, default=0,
+                   help='seed of every random generator (default: 0)')
+    p.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
+                   help='bag storage (default: sqlite3)')
+    p.add_argument('--no-plots', action='store_true', help='skip tracking.png')
+    p.add_argument('--force', action='store_true', help='overwrite an existing output')
+    p.add_argument('--out', required=True, help='output bag directory (missing parent '
+                   'directories are created)')
     p.set_defaults(func=command_track)
 
     e = subparsers.add_parser(
@@ -644,24 +689,33 @@ def register(subparsers: Any) -> None:
         'with /odom and /reference_path (engine, gz or real car).')
     e.add_argument('--bag', required=True, help='rosbag2 directory, .db3/.mcap file, or .bag')
     e.add_argument('--params', action='append', default=[], metavar='YAML',
-                   help='vehicle override file(s) (lr for the centre of mass)')
-    e.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT)
-    e.add_argument('--out', default=None, help='directory for metrics.json and tracking.png')
-    e.add_argument('--force', action='store_true')
+                   help='vehicle override YAML (lr places the centre of mass); repeatable')
+    e.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT,
+                   help='start time [s] excluded from the "after transient" metrics '
+                   f'(default: {DEFAULT_TRANSIENT:g})')
+    e.add_argument('--out', default=None, help='new directory for metrics.json and '
+                   'tracking.png (default: print the metrics only)')
+    e.add_argument('--force', action='store_true', help='overwrite an existing output')
     e.set_defaults(func=command_evaluate)
 
     m = subparsers.add_parser(
         'manoeuvre', help='seed-004 scenarios: obstacle avoidance (lane shift / stop), parking',
         description='avoid: basic_track with a box on the racing line, detected by the lidar '
-        '2.5 m ahead and passed by a quintic lane shift; avoid_late: detected only 1.2 m ahead, '
+        '(detection range 2.5 m) and passed by a quintic lane shift; avoid_late: detection '
+        'range only 1.2 m, '
         'S_T,min does not fit and the car stops; park: parallel parking between two boxes with '
         'the seed-004 open-loop profile after the (T, delta_max) search.')
-    m.add_argument('name', choices=MANOEUVRES)
-    m.add_argument('--model', default='single_track')
-    m.add_argument('--tyre-model', default=None)
-    m.add_argument('--params', action='append', default=[], metavar='YAML')
-    m.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'])
-    m.add_argument('--no-plots', action='store_true')
-    m.add_argument('--force', action='store_true')
-    m.add_argument('--out', required=True, help='output bag directory')
+    m.add_argument('name', choices=MANOEUVRES, help='scenario')
+    m.add_argument('--model', default='single_track', help='vehicle model: single_track '
+                   '(default), kinematic or kinematic_4ws')
+    m.add_argument('--tyre-model', default=None, help='lateral tyre model override (linear, '
+                   'fiala, fiala_unsaturated, pacejka; default: vehicle.yaml)')
+    m.add_argument('--params', action='append', default=[], metavar='YAML',
+                   help='vehicle override YAML (partial vehicle.yaml); repeatable')
+    m.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
+                   help='bag storage (default: sqlite3)')
+    m.add_argument('--no-plots', action='store_true', help='skip manoeuvre.png')
+    m.add_argument('--force', action='store_true', help='overwrite an existing output')
+    m.add_argument('--out', required=True, help='output bag directory (missing parent '
+                   'directories are created)')
     m.set_defaults(func=command_manoeuvre)

@@ -28,19 +28,29 @@ def _pyplot() -> Any:
     return plt
 
 
+WALL_COLOR = '0.55'  # matplotlib grey level of walls and obstacles
+
+
 def _draw_world(ax: Any, world: Any) -> None:
     from matplotlib.patches import Circle, Polygon
 
+    # neutral grey: a coloured wall would read as a value of the speed colour map
+    labels = iter(['walls / obstacles'])
     for corners in world.box_corners():
-        ax.add_patch(Polygon(corners, closed=True, facecolor='#3a4a8c', edgecolor='none'))
+        ax.add_patch(Polygon(corners, closed=True, facecolor=WALL_COLOR, edgecolor='none',
+                             label=next(labels, None)))
     for cx, cy, r in world.circles:
-        ax.add_patch(Circle((cx, cy), r, facecolor='#3a4a8c', edgecolor='none'))
+        ax.add_patch(Circle((cx, cy), r, facecolor=WALL_COLOR, edgecolor='none',
+                            label=next(labels, None)))
     for cx, cy, r in world.rings:
-        ax.add_patch(Circle((cx, cy), r, fill=False, edgecolor='#3a4a8c', linewidth=2))
+        ax.add_patch(Circle((cx, cy), r, fill=False, edgecolor=WALL_COLOR, linewidth=2,
+                            label=next(labels, None)))
 
 
-def _scan_snapshot(result: Any, car: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """World-frame points of the scan nearest mid-run (pose interpolated from odometry)."""
+def _scan_snapshot(result: Any, car: int
+                   ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]] | None:
+    """World-frame points of the scan nearest mid-run and the base_link x, y it was taken at
+    (pose interpolated from odometry)."""
     from rc_sim_engine.sensors import lidar_pose
 
     scan, odom = result.streams['scan'], result.streams['odom']
@@ -56,7 +66,7 @@ def _scan_snapshot(result: Any, car: int) -> tuple[np.ndarray, np.ndarray] | Non
     ranges = scan['ranges'][k, car].astype(np.float64)
     ok = np.isfinite(ranges)
     a = heading + result.scan_angles[ok]
-    return ox + ranges[ok] * np.cos(a), oy + ranges[ok] * np.sin(a)
+    return ox + ranges[ok] * np.cos(a), oy + ranges[ok] * np.sin(a), (x, y)
 
 
 def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') -> None:
@@ -81,11 +91,16 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
         if snap is not None:
             ax.scatter(snap[0], snap[1], s=1.5, color='red', zorder=5,
                        label='lidar scan (mid-run)' if car == 0 else None)
+            ax.plot(*snap[2], marker='^', color='red', markeredgecolor='black', markersize=8,
+                    linestyle='none', zorder=6, label='car at that scan' if car == 0 else None)
     for i, event in enumerate(result.collisions):
         ax.plot(event.x, event.y, marker='x', color='black', markersize=10, mew=2, zorder=6,
                 label='collision' if i == 0 else None)
     if sc is not None:
-        fig.colorbar(sc, ax=ax, label='speed [m/s]', shrink=0.8)
+        from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+        cax = make_axes_locatable(ax).append_axes('right', size='4%', pad=0.1)
+        fig.colorbar(sc, cax=cax, label='speed [m/s]')  # as tall as the equal-aspect axes
     lo_x = min(a for a, _ in xs) - 0.3
     hi_x = max(b for _, b in xs) + 0.3
     lo_y = min(a for a, _ in ys) - 0.3
@@ -97,7 +112,8 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     ax.set_ylabel('y [m] (odom)')
     ax.set_title(title or f'{result.world.name}: trajectory')
     ax.grid(True, alpha=0.3)
-    ax.legend(loc='upper right', fontsize=8)
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=8,
+              frameon=False)  # below the axes: never hides the track
     _save(fig, path)
 
 
@@ -138,7 +154,7 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> None:
     plt = _pyplot()
     try:
         with atomic_output_file(path) as tmp:
-            fig.savefig(tmp, format='png')
+            fig.savefig(tmp, format='png', bbox_inches='tight')
     finally:
         plt.close(fig)
 

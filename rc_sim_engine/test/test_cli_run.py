@@ -68,8 +68,8 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path,
     bad_sdf.write_text('<sdf version="1.9"><world name="w"><model name="m">')
     assert 'malformed SDF' in error_of(capsys, '--world', str(bad_sdf), '--scenario', 'line',
                                        '--out', out)
-    assert 'does not exist' in error_of(capsys, '--scenario', 'line', '--out',
-                                        str(tmp_path / 'missing' / 'out'))
+    assert 'not a directory' in error_of(capsys, '--scenario', 'line', '--out',
+                                         str(nan / 'out'))  # below a file
     assert 'unknown scenario' in error_of(capsys, '--scenario', 'figure_nine', '--out', out)
     assert 'seed' in error_of(capsys, '--scenario', 'line', '--seed', '-1', '--out', out)
     assert 'not found' in error_of(capsys, '--cmd-vel-bag', str(tmp_path / 'nobag'),
@@ -105,3 +105,43 @@ def test_bag_without_cmd_vel(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         w.write('/steering_angle', 'std_msgs/msg/Float64', 0, float64_msg(0.1))
     err = error_of(capsys, '--cmd-vel-bag', str(bag), '--out', str(tmp_path / 'out'))
     assert 'topic /cmd_vel not in bag' in err and '/steering_angle' in err
+
+
+def test_missing_parent_directories_are_created(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """README: ``rcsim run ... --out runs/eight`` on a fresh checkout (no runs/ yet) works."""
+    out = tmp_path / 'runs' / 'new' / 'eight'
+    assert run('--scenario', 'line', '--duration', '1', '--out', str(out), '--no-plots') == 0
+    assert (out / 'eight.db3').is_file()
+    # a run that fails before writing creates no directory at all
+    assert 'unknown scenario' in error_of(capsys, '--scenario', 'nope', '--out',
+                                          str(tmp_path / 'other' / 'x'))
+    assert not (tmp_path / 'other').exists()
+
+
+def test_params_is_repeatable_like_the_other_commands(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    first, second = tmp_path / 'a.yaml', tmp_path / 'b.yaml'
+    first.write_text('geometry:\n  wheelbase: 0.30\n')
+    second.write_text('steering:\n  max_steering_angel: 0.3\n')
+    err = error_of(capsys, '--scenario', 'line', '--params', str(first), '--params', str(second),
+                   '--out', str(tmp_path / 'out'))
+    assert 'b.yaml' in err and "did you mean 'max_steering_angle'" in err
+
+
+@pytest.mark.parametrize('argv, expected', [
+    (['runn'], "did you mean 'run'?"),
+    (['lidar', 'aply'], "did you mean 'apply'?"),
+    (['run', '--out', 'x'], 'one of the arguments --scenario --cmd-vel-bag is required'),
+    (['run', '--scenario', 'line', '--seed', 'nan', '--out', 'x'], "invalid int value: 'nan'"),
+])
+def test_usage_errors_are_one_line(argv: list[str], expected: str,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """UX review: argparse errors printed the whole usage block; now one line like user errors."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: rcsim') and err.count('\n') == 1 and expected in err, err
+    assert '--help' in err

@@ -72,15 +72,18 @@ def test_contact_agrees_with_shapely_and_normal_separates(kind: int) -> None:
         if gap > 1e-4:
             assert contact is None
             continue
-        if contact is None:  # touching within the circle polygon tolerance
-            assert gap < 1e-4 or car.intersection(obstacle).area < 1e-6
+        if contact is None:  # a miss is only allowed for a touch (circle polygon tolerance):
+            # the car shrunk by 0.1 mm must then be clear (gap < 1e-4 holds here by construction)
+            assert not car.buffer(-1e-4).intersects(obstacle)
             continue
         hits += 1
         assert contact.kind == kind and contact.index == 0
         assert math.hypot(contact.normal_x, contact.normal_y) == pytest.approx(1.0)
         moved = affinity.translate(car, (contact.depth + 1e-6) * contact.normal_x,
                                    (contact.depth + 1e-6) * contact.normal_y)
-        assert not moved.intersects(obstacle) or moved.intersection(obstacle).area < 1e-7
+        # separated up to the circle polygon tolerance (an area test is vacuous for the ring,
+        # a LineString)
+        assert not moved.buffer(-1e-4).intersects(obstacle)
         if kind == 0:
             # minimum translation: moving slightly less still overlaps
             less = affinity.translate(car, 0.9 * contact.depth * contact.normal_x,

@@ -44,3 +44,20 @@ def test_free_spawn_is_kept_and_blocked_one_is_moved() -> None:
     wx = choice.x + c * x - s * y
     inside_x = np.abs(wx) <= 3.0 + 0.5
     assert np.all(np.abs(wy[inside_x] - 1.0) > 0.05 + 0.1)
+
+
+@pytest.mark.parametrize('margin', [0.3, 0.6])
+def test_moved_start_honours_the_requested_margin(margin: float) -> None:
+    """A wider margin must push the start further: the predicted path keeps ``margin`` from the
+    wall (necessary condition checked: base_link lies inside the footprint)."""
+    seq = circle(1.0, 7.0)
+    wall = World('w', 't', boxes=np.array([[0.0, 1.0, 0.0, 3.0, 0.05]]),
+                 box_z=np.array([[0.0, 0.3]]), box_names=('wall',))
+    choice = choose_start(wall, P, seq, (0.0, 0.0, 0.0), margin=margin)
+    assert choice.moved and choice.clearance >= margin
+    x, y, _ = predicted_path(seq, P)
+    c, s = math.cos(choice.yaw), math.sin(choice.yaw)
+    wx = choice.x + c * x - s * y
+    wy = choice.y + s * x + c * y
+    inside_x = np.abs(wx) <= 3.0 + 0.5
+    assert np.all(np.abs(wy[inside_x] - 1.0) > margin + 0.05)

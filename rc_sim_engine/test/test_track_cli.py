@@ -79,7 +79,7 @@ def test_track_bad_input_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     assert 'unknown vehicle model' in capsys.readouterr().err
     assert main(['track', '--transient', 'nan', '--out', str(out)]) == 2
     assert main(['track', '--control-rate', '0', '--out', str(out)]) == 2
-    assert 'command_rate' in capsys.readouterr().err
+    assert '--control-rate' in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
@@ -103,3 +103,30 @@ def test_replanned_paths_are_merged_by_publication_time() -> None:
     assert ev.timed
     np.testing.assert_allclose(ev.ey[t < 2.0], 0.0, atol=1e-12)
     np.testing.assert_allclose(ev.ey[t >= 2.0], -0.5, atol=1e-12)
+
+
+@pytest.mark.parametrize('argv, expected', [
+    (['--trajectory', 'circle', '--set', 'radiuss=2'], "did you mean 'radius'"),
+    (['--set', 'radius'], 'expected KEY=VALUE'),
+    (['--set', 'trajectory_type=circle'], 'use --trajectory instead'),
+    (['--set', 'duration=3'], 'use --duration instead'),
+    (['--trajectory', 'waypoints'], '--trajectory waypoints needs --waypoints CSV'),
+    (['--waypoints', 'path.csv'], '--waypoints applies to --trajectory waypoints only'),
+    (['--seed', '-1'], '--seed: must be >= 0'),
+    (['--duration', '-2'], '--duration: must be a finite number > 0'),
+])
+def test_track_option_errors_name_the_option(argv: list[str], expected: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """UX review: errors name the option the user typed (not an internal key), with a hint."""
+    assert main(['track', *argv, '--out', str(tmp_path / 'run')]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: ') and err.count('\n') == 1 and expected in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_evaluate_notes_a_transient_longer_than_the_run(track_bag: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    assert main(['evaluate', '--bag', str(track_bag), '--transient', '100']) == 0
+    out = capsys.readouterr().out
+    assert 'whole run' in out and 'note: the run is too short' in out

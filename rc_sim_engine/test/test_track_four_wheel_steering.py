@@ -74,14 +74,21 @@ def test_engine_model_turning_radius_matches_eq5(k: float) -> None:
     car = Car(params, model='kinematic_4ws', dt=1e-3)
     car.reset(speed=1.0)
     car.step(0.3, 1.0 / params.geometry.wheel_radius, n_steps=1500)  # servo and speed settle
-    pts = []
+    pts, yaws = [], []
     for _ in range(300):
         car.step(0.3, 1.0 / params.geometry.wheel_radius, n_steps=10)
-        x, y, _ = car.base_link_pose()
+        x, y, yaw = car.base_link_pose()
         pts.append((float(x[0]), float(y[0])))
+        yaws.append(float(yaw[0]))
     delta = float(car.steering_angle()[0])
     assert delta == pytest.approx(0.3, abs=1e-3)
     expected = float(turning_radii(delta, params.geometry.wheelbase, k)[0])
     assert _fit_circle(np.array(pts)) == pytest.approx(expected, rel=1e-6)  # issue: < 0.5 %
+    # R moves along its (counter-steered) wheel, perpendicular to RG: at -k phi from the heading
+    # (eq. 1: G lies GH = HF / tan(phi) to the side of H, RH = GH tan(k phi) ahead of R)
+    p = np.array(pts)
+    chord = p[2:] - p[:-2]  # central difference: direction at the middle sample
+    slip = np.arctan2(chord[:, 1], chord[:, 0]) - np.array(yaws[1:-1])
+    np.testing.assert_allclose(np.angle(np.exp(1j * slip)), -k * delta, atol=1e-4)
     if k > 0:  # counter-phase rear steering turns much tighter than the 2WS bicycle
         assert expected < 0.7 * params.geometry.wheelbase / math.tan(delta)

@@ -306,9 +306,9 @@ def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan') -> ScanSt
     n = ranges.size
     finite = np.isfinite(ranges)
     rate = (scans - 1) / (stamps[-1] - stamps[0]) if scans > 1 and stamps[-1] > stamps[0] else 0.0
-    with np.errstate(all='ignore'):
-        median = np.nanmedian(np.where(finite, ranges, np.nan), axis=0) if finite.any() else \
-            np.full(beams, np.nan)
+    # a non-finite reading counts as +inf in the median: a beam is usually valid when more than
+    # half of its readings are finite (nanmedian would accept a beam finite in a single scan)
+    median = np.median(np.where(finite, ranges, np.inf), axis=0)
     usually_valid = np.isfinite(median)
     dropout = float((~finite[:, usually_valid]).mean()) if usually_valid.any() else 0.0
     noise = math.nan

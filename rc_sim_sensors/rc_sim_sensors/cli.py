@@ -27,7 +27,8 @@ def register(subparsers: Any) -> None:
         description='Copy BAG to OUT; the LaserScan TOPIC goes through the lidar error model, '
         'every other topic is copied unchanged. Same seed + same input = same output.')
     apply.add_argument('--bag', required=True, help='input rosbag2 directory (db3 or mcap)')
-    apply.add_argument('--out', required=True, help='output bag directory (must not exist)')
+    apply.add_argument('--out', required=True, help='output bag directory (--force replaces it; '
+                       'missing parent directories are created)')
     source = apply.add_mutually_exclusive_group(required=True)
     source.add_argument('--config', help='lidar error YAML (docs/lidar_errors.md)')
     source.add_argument('--preset', help='shipped preset: ideal, hokuyo_ust10lx, '
@@ -36,7 +37,7 @@ def register(subparsers: Any) -> None:
                        help='override one key (repeatable), e.g. --set noise_stddev=0.02')
     apply.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
     apply.add_argument('--seed', type=int, default=None,
-                       help='random seed (default: the config seed)')
+                       help='seed of the error generator (default: the config seed)')
     apply.add_argument('--storage', choices=('sqlite3', 'mcap'), default=None,
                        help='output storage (default: same as the input)')
     apply.add_argument('--force', action='store_true', help='overwrite OUT if it exists')
@@ -82,7 +83,7 @@ def command_apply(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, args.preset, args.set)
     if args.seed is not None and args.seed < 0:
-        raise ConfigError(f'--seed must be >= 0, got {args.seed}')
+        raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     total = message_count(args.bag)
     with progress('lidar apply', total) as bar:
         report = apply_errors_to_bag(args.bag, args.out, config, topic=args.topic, seed=args.seed,

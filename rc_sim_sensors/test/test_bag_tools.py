@@ -238,3 +238,21 @@ def test_stats_errors(tmp_path):
     bag = make_bag(tmp_path / 'in')
     with pytest.raises(LidarBagError, match=r"no topic '/scan' \(LaserScan topics in the bag: /scan_raw\)"):
         scan_statistics(bag, '/scan')
+
+
+def test_stats_dropout_ignores_beams_that_are_mostly_out_of_range(tmp_path):
+    """UX review: beams finite in only a few scans (a moving car looking into open space) were
+    counted as dropouts, so an ideal scan of a figure eight reported ~70 % dropout."""
+    angles = np.linspace(ANGLE_MIN, ANGLE_MAX, BEAMS)
+    ranges, _ = room_scan(angles)
+    bag = tmp_path / 'open'
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+        cs = w.add_connection('/scan', SCAN, typestore=TS)
+        for k in range(20):
+            r = ranges.copy()
+            if k % 4:  # second half of the beams: open space in 3 scans out of 4
+                r[BEAMS // 2:] = np.inf
+            w.write(cs, T0_NS + k * 25_000_000, TS.serialize_cdr(_scan_msg(k, r), SCAN))
+    stats = scan_statistics(bag, '/scan')
+    assert stats.pos_inf_fraction > 0.3
+    assert stats.dropout_estimate == 0.0
