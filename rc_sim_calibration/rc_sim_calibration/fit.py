@@ -37,6 +37,7 @@ __all__ = [
     'bag_metrics',
     'fit',
     'make_windows',
+    'parameter_unit',
     'predict_windows',
 ]
 
@@ -400,7 +401,7 @@ class FitResult:
                                  f'{_CHANNEL_UNITS[ch]}')
         for i, name in enumerate(self.names):
             se = self.identifiability.std_errors[i]
-            unit = _parameter_unit(name)
+            unit = parameter_unit(name)
             lines.append(f'{name}: {self.start[i]:.6g} -> {self.values[i]:.6g} {unit} '
                          f'(se {se:.3g})')
         lines += [f'warning: {w}' for w in self.warnings]
@@ -410,7 +411,7 @@ class FitResult:
 _CHANNEL_UNITS = {'position': 'm', 'speed': 'm/s', 'yaw_rate': 'rad/s'}
 
 
-def _parameter_unit(name: str) -> str:
+def parameter_unit(name: str) -> str:
     """Unit of a free parameter from the vehicle.yaml schema ('-' for Pacejka coefficients)."""
     for cls in SECTIONS.values():
         for f in fields(cls):

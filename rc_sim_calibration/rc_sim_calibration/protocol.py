@@ -89,6 +89,8 @@ Play each scenario on the real car and record one bag per scenario (see docs/cal
     ros2 run rc_sim_control rear_wheel_speed_publisher \\
         --ros-args -p sequence_file:=$PWD/<scenario>.yaml
 
+(`--topics` is Jazzy's form; on Humble list the topics without it.)
+
 Needs a free area of about {diameter:.1f} m x {diameter:.1f} m (largest circle), a pose source on
 `/odom` (motion capture or fused odometry) and the IMU on `/imu`. Start every run at standstill and
 let the car rest 1 s before the first command (the calibrator estimates the gyro bias there).
@@ -97,7 +99,8 @@ Total driving time: {total:.0f} s. Then fit, holding out some scenarios for vali
     rcsim fit --bag bags/02_* --bag bags/03_* ... --validate bags/10_* --out calibrated.yaml \\
         --report report/
 
-The same files run in the engine: `rcsim run --scenario <scenario>.yaml --out runs/<scenario>`.
+The same files run in the engine (the open `flat_track` world: the circles need the space):
+`rcsim run --world flat_track --scenario <scenario>.yaml --out runs/<scenario>`.
 
 | file | manoeuvre | duration [s] | purpose |
 | --- | --- | --- | --- |

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from rc_sim_calibration.dataset import Dataset
-from rc_sim_calibration.fit import FitResult
+from rc_sim_calibration.fit import FitResult, parameter_unit
 from rc_sim_calibration.replay import open_loop
 from rc_sim_calibration.settings import FitSettings
 from rc_sim_description.params import VehicleParams
@@ -54,12 +54,12 @@ def summary_markdown(result: FitResult, settings: FitSettings) -> str:
         lines.append(f'- validation cost: {result.validate_cost["nominal"]:.4g} → '
                      f'{result.validate_cost["calibrated"]:.4g}')
     lines += ['', '## Parameters', '',
-              '| parameter | start | fitted | std. error | bounds |',
-              '| --- | --- | --- | --- | --- |']
+              '| parameter | unit | start | fitted | std. error | bounds |',
+              '| --- | --- | --- | --- | --- | --- |']
     for i, name in enumerate(result.names):
-        lines.append(f'| `{name}` | {result.start[i]:.6g} | {result.values[i]:.6g} | '
-                     f'{ident.std_errors[i]:.3g} | [{result.lower[i]:.4g}, '
-                     f'{result.upper[i]:.4g}] |')
+        lines.append(f'| `{name}` | {parameter_unit(name)} | {result.start[i]:.6g} | '
+                     f'{result.values[i]:.6g} | {ident.std_errors[i]:.3g} | '
+                     f'[{result.lower[i]:.4g}, {result.upper[i]:.4g}] |')
     lines += ['', f'Condition number of the Jacobian: {ident.condition_number:.3g}.', '',
               '## Windowed RMSE per bag (nominal → calibrated)', '',
               '| set | bag | position [m] | speed [m/s] | yaw rate [rad/s] |',

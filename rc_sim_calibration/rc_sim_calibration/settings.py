@@ -316,5 +316,13 @@ def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[flo
 def override_values(params: VehicleParams, names: Sequence[str]) -> dict[str, Any]:
     """Leaf -> value mapping of the fitted parameters for :func:`dump_override`."""
     leaves = params.leaf_values()
-    return {leaf: leaves[leaf] for leaf in dict.fromkeys(n.partition('.')[0] for n in names)}
+    return {leaf: _tidy(leaves[leaf])
+            for leaf in dict.fromkeys(n.partition('.')[0] for n in names)}
+
+
+def _tidy(value: Any) -> Any:
+    """Floats rounded to 12 significant digits: 101.0, not 101.00000000000003, in the YAML."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f'{value:.12g}')
+    return value
 

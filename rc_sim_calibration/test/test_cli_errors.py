@@ -159,11 +159,11 @@ def test_unknown_mapper_parameter_is_refused(capsys, tmp_path):
 
 def test_summary_prints_units(tmp_path, capsys):
     """UX review: the fit summary names the unit of every RMSE and parameter."""
-    from rc_sim_calibration.fit import _parameter_unit
+    from rc_sim_calibration.fit import parameter_unit
 
-    assert _parameter_unit('cornering_stiffness_front') == 'N/rad'
-    assert _parameter_unit('command_latency') == 's'
-    assert _parameter_unit('pacejka_lateral.B') == '-'
+    assert parameter_unit('cornering_stiffness_front') == 'N/rad'
+    assert parameter_unit('command_latency') == 's'
+    assert parameter_unit('pacejka_lateral.B') == '-'
     _bag(tmp_path / 'bag')
     out = tmp_path / 'cal.yaml'
     assert rcsim(['fit', '--bag', str(tmp_path / 'bag'), '--out', str(out), '--free',
@@ -173,3 +173,24 @@ def test_summary_prints_units(tmp_path, capsys):
         '\n')[0].endswith(' m')
     assert 'train yaw_rate RMSE' not in text or 'rad/s' in text
     assert 'command_latency: ' in text and ' s (se ' in text
+
+
+def test_report_parameter_table_has_units(capsys, tmp_path):
+    _bag(tmp_path / 'bag')
+    report = tmp_path / 'rep'
+    assert rcsim(['fit', '--bag', str(tmp_path / 'bag'), '--out', str(tmp_path / 'c.yaml'),
+                  '--report', str(report), '--free', 'command_latency', '--optimizer', 'grid',
+                  '--budget', '3', '--no-polish']) == 0
+    summary = (report / 'summary.md').read_text()
+    assert '| parameter | unit | start |' in summary and '| `command_latency` | s |' in summary
+
+
+def test_calibrated_yaml_has_no_float_noise():
+    """UX review: calibrated.yaml showed values like 101.00000000000003 (relative scaling)."""
+    from rc_sim_calibration.settings import override_values
+    from rc_sim_description.params import load_vehicle_params
+
+    params = load_vehicle_params().with_values(cornering_stiffness_rear=101.00000000000003,
+                                               yaw_inertia=0.047119999999999995)
+    values = override_values(params, ['cornering_stiffness_rear', 'yaw_inertia'])
+    assert values == {'cornering_stiffness_rear': 101.0, 'yaw_inertia': 0.04712}

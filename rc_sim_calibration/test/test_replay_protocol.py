@@ -18,7 +18,9 @@ def test_replay_writes_the_prediction_and_prints_metrics(synthetic, tmp_path, ca
                          ('nominal', [])):
         out = tmp_path / f'{label}.csv'
         assert rcsim(['replay', '--bag', str(bag), '--out', str(out), *extra]) == 0
-        results[label] = json.loads(capsys.readouterr().out)
+        captured = capsys.readouterr()
+        results[label] = json.loads(captured.out)  # stdout stays pure JSON
+        assert captured.err == f'wrote {out}\n'  # UX review: say where the CSV went
         lines = out.read_text().splitlines()
         assert lines[0] == 't,x,y,yaw,vx,vy,yaw_rate'
         table = np.loadtxt(out, delimiter=',', skiprows=1)
@@ -52,6 +54,10 @@ def test_protocol_files_play_in_both_worlds(tmp_path, capsys):
         assert np.max(np.abs(seq.angular_z)) <= params.steering.max_steering_angle + 1e-12
     text = (out / 'PROTOCOL.md').read_text()
     assert 'ros2 bag record' in text and 'sequence_file' in text
+    # UX review: on the default world (basic_track) the 3 R_min circles do not fit between the
+    # walls, so the engine command names the open world; Humble has no `--topics`
+    assert 'rcsim run --world flat_track --scenario <scenario>.yaml' in text
+    assert 'on Humble list the topics without it' in text
     # an existing directory is kept without --force
     assert rcsim(['protocol', '--out', str(out)]) == 2
     assert 'exists already' in capsys.readouterr().err

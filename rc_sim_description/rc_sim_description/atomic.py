@@ -41,6 +41,10 @@ def check_output_path(path: str | os.PathLike[str], *, force: bool = False) -> P
     create them (``mkdir -p``) and remove them again when the output fails.
     """
     out = Path(path)
+    resolved = out.resolve()
+    if resolved == Path.cwd().resolve() or resolved in Path.cwd().resolve().parents:
+        raise OutputError(f'{out}: refusing to write over the current directory or one of its '
+                          'parents (give a new directory name)')
     if out.exists() and not force:
         raise OutputError(f'{out} exists already (use --force to overwrite)')
     ancestor = _existing_ancestor(out)

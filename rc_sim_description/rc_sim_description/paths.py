@@ -50,6 +50,9 @@ def world_path(name_or_path: str) -> Path:
         return candidate
     path = share_path(f'worlds/{name_or_path}.sdf')
     if not path.is_file():
-        known = ', '.join(list_worlds()) or 'none installed'
-        raise ConfigError(f'unknown world {name_or_path!r} (known: {known})')
+        from rc_sim_description.yamlio import did_you_mean
+
+        names = list_worlds()
+        raise ConfigError(f'unknown world {name_or_path!r}{did_you_mean(name_or_path, names)} '
+                          f'(known: {", ".join(names) or "none installed"})')
     return path

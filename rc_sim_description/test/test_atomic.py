@@ -58,3 +58,19 @@ def test_unwritable_location_is_caught_before_work() -> None:
     """/sys refuses new entries even for root."""
     with pytest.raises(OutputError, match='not writable'):
         check_output_path('/sys/rcsim_atomic_probe/out')
+
+
+@pytest.mark.parametrize('target', ['.', '..', '/'])
+def test_force_never_replaces_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    target: str) -> None:
+    """UX review: ``rcsim protocol --out . --force`` deleted the user's files, then crashed."""
+    work = tmp_path / 'work'
+    work.mkdir()
+    (work / 'precious.txt').write_text('keep')
+    monkeypatch.chdir(work)
+    with pytest.raises(OutputError, match='refusing to write over the current directory'):
+        check_output_path(target, force=True)
+    with pytest.raises(OutputError, match='refusing'), \
+            atomic_output_dir(target, force=True) as tmp:
+        tmp.mkdir()
+    assert (work / 'precious.txt').read_text() == 'keep'

@@ -33,8 +33,9 @@ def register(subparsers: Any) -> None:
     p.add_argument('--world', default='basic_track',
                    help='world name or SDF file (default: basic_track)')
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument('--scenario', help='manoeuvre name (line, circle_left, figure_eight, ...), '
-                     'shipped scenario name or scenario YAML file')
+    src.add_argument('--scenario', help='manoeuvre name (line, circle_left, circle_right, '
+                     'figure_eight, steering_steps, speed_steps, slalom, steering_chirp), shipped '
+                     'scenario name (basic_track_lap) or scenario YAML file')
     src.add_argument('--cmd-vel-bag', metavar='BAG', help='replay the /cmd_vel of this bag')
     p.add_argument('--out', required=True, help='output bag directory (missing parent '
                    'directories are created)')
@@ -124,8 +125,25 @@ def _sequence(args: argparse.Namespace, params: Any) -> Any:
     shipped = scenario_path(name)
     if shipped is not None:
         return load_sequence(shipped)
-    raise ConfigError(f'unknown scenario {name!r} (a manoeuvre: {", ".join(MANOEUVRES)}; '
-                      'or a scenario YAML file)')
+    from rc_sim_description.yamlio import did_you_mean
+
+    shipped_names = _shipped_scenarios()
+    hint = did_you_mean(name, [*MANOEUVRES, *shipped_names])
+    raise ConfigError(f'unknown scenario {name!r}{hint}'
+                      f' (a manoeuvre: {", ".join(MANOEUVRES)}; a shipped scenario: '
+                      f'{", ".join(shipped_names) or "none"}; or a scenario YAML file)')
+
+
+def _shipped_scenarios() -> list[str]:
+    """Names of the scenario files shipped in ``rc_sim_engine/config/scenarios``."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.paths import share_path
+
+    try:
+        folder = share_path('config/scenarios', package='rc_sim_engine')
+    except ConfigError:
+        return []
+    return sorted(p.stem for p in folder.glob('*.yaml'))
 
 
 def _lidar_errors(spec: str | None) -> Any:
@@ -137,9 +155,11 @@ def _lidar_errors(spec: str | None) -> Any:
         return LidarErrorConfig.from_preset(spec)
     if not Path(spec).is_file():
         from rc_sim_description.errors import ConfigError
+        from rc_sim_description.yamlio import did_you_mean
 
-        raise ConfigError(f'--lidar-errors: {spec!r} is neither a preset ({", ".join(PRESETS)}) '
-                          'nor a YAML file')
+        hint = did_you_mean(spec, PRESETS)
+        raise ConfigError(f'--lidar-errors: {spec!r} is neither a preset{hint} '
+                          f'({", ".join(PRESETS)}) nor a YAML file')
     return LidarErrorConfig.from_yaml(spec)
 
 

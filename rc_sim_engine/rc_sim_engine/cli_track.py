@@ -578,8 +578,9 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
                                          tyre_model=args.tyre_model,
                                          progress=lambda t: bar.update(t))
         pl = av.planner
-        lines = [f'obstacle detected {pl.gap_at_detection:.2f} m ahead of the car front; '
-                 f'S_T,min = {pl.s_t_min:.2f} m -> {pl.decision}',
+        lines = [f'obstacle detected {pl.gap_at_detection + pl.margin:.2f} m ahead of the car '
+                 f'front (free distance {pl.gap_at_detection:.2f} m after the {pl.margin:g} m '
+                 f'margin); S_T,min = {pl.s_t_min:.2f} m -> {pl.decision}',
                  f'collisions: {len(av.result.collisions)}']
         if pl.decision == 'stop':
             lines.append(f'stopped {av.stop_distance:.2f} m before the obstacle')
@@ -651,7 +652,8 @@ def register(subparsers: Any) -> None:
                    choices=[*TRAJECTORY_NAMES, 'waypoints'],
                    help='reference shape (seed 002; default: figure_eight)')
     p.add_argument('--waypoints', metavar='CSV', help='waypoint file for --trajectory waypoints '
-                   '(columns t,x,y, or x,y with --set waypoints_speed=V)')
+                   '(columns t,x,y, or x,y with --set waypoints_speed=V); like every shape, the '
+                   'spline is moved and rotated to start at the car with its heading')
     p.add_argument('--controller', default='fl', choices=['fl', 'kanayama', 'pure_pursuit'],
                    help='fl: feedback linearisation, kanayama, pure_pursuit (default: fl)')
     p.add_argument('--world', default='flat_track', help='world name or SDF path; the car starts '

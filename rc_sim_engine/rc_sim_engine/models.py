@@ -309,5 +309,7 @@ def get_model(name: str) -> VehicleModel:
     try:
         return MODELS[name]
     except KeyError:
-        raise ConfigError(f'unknown vehicle model {name!r} (choose from '
-                          f'{", ".join(MODELS)})') from None
+        from rc_sim_description.yamlio import did_you_mean
+
+        raise ConfigError(f'unknown vehicle model {name!r}{did_you_mean(name, MODELS)} (choose '
+                          f'from {", ".join(MODELS)})') from None

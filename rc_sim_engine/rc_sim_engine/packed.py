@@ -38,7 +38,10 @@ N_PARAM = 52
 def resolve_tyre_model(name: str) -> int:
     """Kernel id of a lateral tyre law name; unknown name -> one-line :class:`ConfigError`."""
     if name not in TYRE_IDS:
-        raise ConfigError(f'unknown tyre model {name!r} (choose from {", ".join(TYRE_IDS)})')
+        from rc_sim_description.yamlio import did_you_mean
+
+        raise ConfigError(f'unknown tyre model {name!r}{did_you_mean(name, TYRE_IDS)} (choose '
+                          f'from {", ".join(TYRE_IDS)})')
     return TYRE_IDS[name]
 
 

@@ -145,3 +145,26 @@ def test_usage_errors_are_one_line(argv: list[str], expected: str,
     err = capsys.readouterr().err
     assert err.startswith('error: rcsim') and err.count('\n') == 1 and expected in err, err
     assert '--help' in err
+
+
+def test_unknown_scenario_suggests_manoeuvres_and_shipped_scenarios(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """UX review: the shipped scenarios (basic_track_lap) were not listed, typos not corrected."""
+    err = error_of(capsys, '--scenario', 'basic_track_lpa', '--out', str(tmp_path / 'o'))
+    assert "did you mean 'basic_track_lap'" in err and 'a shipped scenario: basic_track_lap' in err
+    err = error_of(capsys, '--scenario', 'figure_eigth', '--out', str(tmp_path / 'o'))
+    assert "did you mean 'figure_eight'" in err
+
+
+@pytest.mark.parametrize('option, typo, suggestion', [
+    ('--world', 'basic_trak', 'basic_track'),
+    ('--model', 'single_trak', 'single_track'),
+    ('--tyre-model', 'pacejk', 'pacejka'),
+    ('--lidar-errors', 'harsch', 'harsh'),
+])
+def test_typos_get_did_you_mean(option: str, typo: str, suggestion: str, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    err = error_of(capsys, '--scenario', 'line', option, typo, '--duration', '0.5', '--out',
+                   str(tmp_path / 'o'))
+    assert f'{typo!r}' in err and f'did you mean {suggestion!r}' in err
+    assert not list(tmp_path.iterdir())

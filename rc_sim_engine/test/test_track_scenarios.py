@@ -106,4 +106,9 @@ def test_manoeuvre_cli_writes_a_bag(tmp_path: Path, capsys: pytest.CaptureFixtur
     report = json.loads((out / 'metrics.json').read_text())
     assert report['decision'] == 'stop' and report['collisions'] == 0
     assert (out / 'manoeuvre.png').is_file()
-    assert '-> stop' in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert '-> stop' in text
+    # UX review: the detection line printed the free distance (after the margin) as the distance
+    # ahead, the same number as the final stop gap; now both distances are named
+    gap, margin = report['gap_at_detection'], AvoidanceConfig().margin
+    assert f'detected {gap + margin:.2f} m ahead of the car front (free distance {gap:.2f} m' in text

@@ -72,8 +72,9 @@ class ScanStats:
             f'topic {self.topic}: {self.scans} scans x {self.beams} beams, {self.rate_hz:.2f} Hz',
             f'  finite {self.finite_fraction:.4%}   +inf {self.pos_inf_fraction:.4%}   '
             f'-inf {self.neg_inf_fraction:.4%}   nan {self.nan_fraction:.4%}',
-            f'  dropout estimate {self.dropout_estimate:.4%} (non-finite readings on beams '
-            'whose median is finite)',
+            (f'  dropout estimate {self.dropout_estimate:.4%} (non-finite readings on beams '
+             'whose median is finite)' if math.isfinite(self.dropout_estimate) else
+             '  dropout estimate n/a (no beam is finite in most scans)'),
             f'  noise estimate {self.noise_estimate * 1000:.2f} mm (1.4826 MAD of scan-to-scan '
             'differences / sqrt 2; valid for a static scene)',
             f'  range p1 {self.range_p01:.3f} m   median {self.range_median:.3f} m   '
@@ -310,7 +311,7 @@ def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan') -> ScanSt
     # half of its readings are finite (nanmedian would accept a beam finite in a single scan)
     median = np.median(np.where(finite, ranges, np.inf), axis=0)
     usually_valid = np.isfinite(median)
-    dropout = float((~finite[:, usually_valid]).mean()) if usually_valid.any() else 0.0
+    dropout = float((~finite[:, usually_valid]).mean()) if usually_valid.any() else math.nan
     noise = math.nan
     if scans > 1:
         both = finite[1:] & finite[:-1]

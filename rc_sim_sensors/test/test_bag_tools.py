@@ -256,3 +256,19 @@ def test_stats_dropout_ignores_beams_that_are_mostly_out_of_range(tmp_path):
     stats = scan_statistics(bag, '/scan')
     assert stats.pos_inf_fraction > 0.3
     assert stats.dropout_estimate == 0.0
+
+
+def test_stats_dropout_is_undefined_without_a_usually_valid_beam(tmp_path):
+    """UX review: 0 % was printed when no beam could be judged (car looking into open space)."""
+    angles = np.linspace(ANGLE_MIN, ANGLE_MAX, BEAMS)
+    ranges, _ = room_scan(angles)
+    bag = tmp_path / 'open'
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+        cs = w.add_connection('/scan', SCAN, typestore=TS)
+        for k in range(8):
+            r = np.full(BEAMS, np.inf)
+            r[k::8] = ranges[k::8]  # every beam finite in 1 scan out of 8
+            w.write(cs, T0_NS + k * 25_000_000, TS.serialize_cdr(_scan_msg(k, r), SCAN))
+    stats = scan_statistics(bag, '/scan')
+    assert math.isnan(stats.dropout_estimate)
+    assert '  dropout estimate n/a (no beam is finite in most scans)' in stats.lines()
