@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from rc_sim_description.errors import RcSimError
 
-__all__ = ['OneLineErrorParser', 'is_interactive', 'progress', 'run_cli']
+__all__ = ['OneLineErrorParser', 'is_interactive', 'progress', 'require_ros', 'run_cli']
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -31,6 +31,22 @@ class OneLineErrorParser(argparse.ArgumentParser):
             choices = [c.strip().strip("'") for c in match[2].split(',')]
             hint = did_you_mean(match[1], choices)
         self.exit(2, f'error: {self.prog}: {message}{hint} (see {self.prog} --help)\n')
+
+
+def require_ros() -> None:
+    """Exit with one line when rclpy is missing: a ROS node started on a machine without ROS 2.
+
+    Called by every ``<pkg>/nodes/__init__.py``, so ``sim_node`` & co. never end in an ImportError
+    traceback on a plain pip install.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec('rclpy') is None:
+        name = os.path.basename(sys.argv[0]) or 'this node'
+        print(f'error: {name} is a ROS 2 node and needs rclpy (source '
+              '/opt/ros/<distro>/setup.bash); without ROS use the rcsim command (rcsim --help)',
+              file=sys.stderr)
+        raise SystemExit(2)
 
 
 def is_interactive() -> bool:
