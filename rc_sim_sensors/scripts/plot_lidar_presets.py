@@ -10,18 +10,19 @@ with their analytic +-2 sigma envelopes).
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 import numpy as np
 
 from rc_sim_description.atomic import atomic_output_file
+from rc_sim_description.params import load_vehicle_params
 from rc_sim_sensors.lidar_config import PRESETS, LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
 from rc_sim_sensors.scene import room_scan
 
-BEAMS = 1081
-FOV = math.radians(270.0)
+_LIDAR = load_vehicle_params().sensors  # the car's lidar spec (vehicle.yaml)
+BEAMS = _LIDAR.lidar_samples
+FOV = _LIDAR.lidar_fov
 SEED = 2024
 
 
