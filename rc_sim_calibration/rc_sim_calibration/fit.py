@@ -308,7 +308,7 @@ class Problem:
         ok = [p for p in plist if p is not None]
         p_count = len(plist)
         shape = (p_count, win.n, win.t_rel.size)
-        errs = {ch: np.full(shape, np.nan) for ch in CHANNELS}
+        errs: dict[str, np.ndarray[Any, Any]] = {ch: np.full(shape, np.nan) for ch in CHANNELS}
         errs['position_xy'] = np.full((*shape, 2), np.nan)
         if ok:
             pred = predict_windows(ok, win, self.settings)

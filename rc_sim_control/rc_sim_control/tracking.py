@@ -288,7 +288,7 @@ class FeedbackLinearization(TrackingController):
 
     def reset(self) -> None:
         self._t_prev: float | None = None
-        self._integral = np.zeros(2)
+        self._integral: np.ndarray[Any, np.dtype[np.float64]] = np.zeros(2)
         self._p_prev = np.zeros(2)
         self._derivative = np.zeros(2)
         self._saturated = False

@@ -104,7 +104,7 @@ class Car:
                               substep=self.dt / self._n_sub)
         self._delay = np.array([latency_steps(p.timing.command_latency, self.dt)
                                 for p in self.params], dtype=np.int64)
-        self._buf = np.zeros((self.n, int(self._delay.max()) + 1, 2))
+        self._buf = np.zeros((self.n, int(np.max(self._delay)) + 1, 2))
         self._steer_cmd = np.zeros(self.n)
         self._wheel_cmd = np.zeros(self.n)
         self.state: FloatArray = np.zeros((self.n, N_STATE))

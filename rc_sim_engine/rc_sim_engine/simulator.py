@@ -338,7 +338,7 @@ class Simulator:
         self._next = dict.fromkeys(self._periods, 0)
         self._next_collision = 0
         self._touching = np.zeros(self.n, dtype=bool)
-        self._in_contact = np.zeros(self.n, dtype=bool)
+        self._in_contact: NDArray[np.bool_] = np.zeros(self.n, dtype=bool)
         self._rec = {name: _Recorder() for name in ('scan', 'commands')}
         self._snap_steps: list[int] = []
         self._snap_states: list[FloatArray] = []
@@ -614,6 +614,7 @@ class Simulator:
 
     def _derive_streams(self) -> dict[str, Series]:
         steps = np.asarray(self._snap_steps, dtype=np.int64)
+        states: FloatArray
         if len(steps) == 0:
             states = np.zeros((0, self.n, self.car.state.shape[1]))
         else:
@@ -754,7 +755,7 @@ class Simulator:
         self._touching[gap > 5e-3] = False
         self._in_contact = contact
         self._next_collision = self.step_index + max(self._collision_min,
-                                                     self._safe_steps(float(gap.min())))
+                                                     self._safe_steps(float(np.min(gap))))
 
     def _safe_steps(self, gap: float) -> int:
         """Whole steps before any car can cover ``gap``: v0 T + a T^2 / 2 <= gap with

@@ -119,8 +119,8 @@ class World:
             return (-margin, margin, -margin, margin)
         x = np.concatenate(xs)
         y = np.concatenate(ys)
-        return (float(x.min()) - margin, float(x.max()) + margin,
-                float(y.min()) - margin, float(y.max()) + margin)
+        return (float(np.min(x)) - margin, float(np.max(x)) + margin,
+                float(np.min(y)) - margin, float(np.max(y)) + margin)
 
     @staticmethod
     def _at_height(z_range: FloatArray, z: float | None) -> NDArray[np.bool_]:
