@@ -635,6 +635,23 @@ def _plot_stop(outcome: Any, path: str | Path, title: str) -> None:
     plt.close(fig)
 
 
+def _add_engine_run_options(parser: Any, plot_name: str) -> None:
+    """Options shared by the subcommands that run the engine and write a bag (track, manoeuvre)."""
+    parser.add_argument('--model', default='single_track', help='vehicle model: single_track '
+                        '(default), kinematic or kinematic_4ws')
+    parser.add_argument('--tyre-model', default=None, help='lateral tyre model override '
+                        '(linear, fiala, fiala_unsaturated, pacejka; default: vehicle.yaml)')
+    parser.add_argument('--params', action='append', default=[], metavar='YAML',
+                        help='vehicle override YAML (partial vehicle.yaml) merged over '
+                        'vehicle.yaml; repeatable')
+    parser.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
+                        help='bag storage (default: sqlite3)')
+    parser.add_argument('--no-plots', action='store_true', help=f'skip {plot_name}')
+    parser.add_argument('--force', action='store_true', help='overwrite an existing output')
+    parser.add_argument('--out', required=True, help='output bag directory (missing parent '
+                        'directories are created)')
+
+
 def register(subparsers: Any) -> None:
     """Add ``rcsim track``, ``rcsim evaluate`` and ``rcsim manoeuvre``."""
     from rc_sim_control.trajectories import TRAJECTORY_NAMES
@@ -658,10 +675,6 @@ def register(subparsers: Any) -> None:
                    help='fl: feedback linearisation, kanayama, pure_pursuit (default: fl)')
     p.add_argument('--world', default='flat_track', help='world name or SDF path; the car starts '
                    'at its spawn pose (default: flat_track)')
-    p.add_argument('--model', default='single_track', help='vehicle model: single_track '
-                   '(default), kinematic or kinematic_4ws')
-    p.add_argument('--tyre-model', default=None, help='lateral tyre model override (linear, '
-                   'fiala, fiala_unsaturated, pacejka; default: vehicle.yaml)')
     p.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                    help='tracker parameter (shape, gains; as the trajectory_tracker node), '
                    'e.g. amplitude=2.5 angular_speed=0.4 kp=3')
@@ -672,17 +685,9 @@ def register(subparsers: Any) -> None:
                    f'(default: {DEFAULT_TRANSIENT:g})')
     p.add_argument('--control-rate', type=float, default=50.0,
                    help='controller rate [Hz] (default: 50)')
-    p.add_argument('--params', action='append', default=[], metavar='YAML',
-                   help='vehicle override YAML (partial vehicle.yaml) merged over vehicle.yaml; '
-                   'repeatable')
     p.add_argument('--seed', type=int, default=0,
                    help='seed of every random generator (default: 0)')
-    p.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
-                   help='bag storage (default: sqlite3)')
-    p.add_argument('--no-plots', action='store_true', help='skip tracking.png')
-    p.add_argument('--force', action='store_true', help='overwrite an existing output')
-    p.add_argument('--out', required=True, help='output bag directory (missing parent '
-                   'directories are created)')
+    _add_engine_run_options(p, 'tracking.png')
     p.set_defaults(func=command_track)
 
     e = subparsers.add_parser(
@@ -708,16 +713,5 @@ def register(subparsers: Any) -> None:
         'S_T,min does not fit and the car stops; park: parallel parking between two boxes with '
         'the seed-004 open-loop profile after the (T, delta_max) search.')
     m.add_argument('name', choices=MANOEUVRES, help='scenario')
-    m.add_argument('--model', default='single_track', help='vehicle model: single_track '
-                   '(default), kinematic or kinematic_4ws')
-    m.add_argument('--tyre-model', default=None, help='lateral tyre model override (linear, '
-                   'fiala, fiala_unsaturated, pacejka; default: vehicle.yaml)')
-    m.add_argument('--params', action='append', default=[], metavar='YAML',
-                   help='vehicle override YAML (partial vehicle.yaml); repeatable')
-    m.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
-                   help='bag storage (default: sqlite3)')
-    m.add_argument('--no-plots', action='store_true', help='skip manoeuvre.png')
-    m.add_argument('--force', action='store_true', help='overwrite an existing output')
-    m.add_argument('--out', required=True, help='output bag directory (missing parent '
-                   'directories are created)')
+    _add_engine_run_options(m, 'manoeuvre.png')
     m.set_defaults(func=command_manoeuvre)

@@ -78,3 +78,13 @@ def setup_parameters(node: Node, specs: Sequence[ParamSpec],
 def now_seconds(node: Node) -> float:
     """Node clock (sim time with use_sim_time) in seconds."""
     return node.get_clock().now().nanoseconds * 1e-9
+
+
+def retime(node: Node, timer: Any, rate_hz: float, callback: Callable[[], None]) -> Any:
+    """(Re)create the node's periodic timer at ``rate_hz``; returns the timer to keep.
+
+    Used by the live ``publish_rate`` parameter: the old timer (if any) is destroyed first.
+    """
+    if timer is not None:
+        node.destroy_timer(timer)
+    return node.create_timer(1.0 / rate_hz, callback)

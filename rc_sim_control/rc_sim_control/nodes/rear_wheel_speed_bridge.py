@@ -17,7 +17,7 @@ from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import BridgeState
 from rc_sim_control.node_params import JOINT_COMMAND_TOPICS, bridge_config, bridge_specs
-from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.nodes.spin import run_node
 
 QOS_DEPTH = 10  # reliable: the ros_gz_bridge subscription is reliable (reference §3.3)
@@ -47,9 +47,7 @@ class RearWheelSpeedBridge(Node):
             self._state.config = config  # held commands and timing are kept
         rate = float(values['publish_rate'])
         if rate != self._rate:
-            if self._timer is not None:
-                self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / rate, self._on_timer)
+            self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
     def _rejected(self) -> None:

@@ -19,7 +19,7 @@ from std_msgs.msg import Float64
 from rc_sim_control.ackermann import CommandMapper, MapperConfig
 from rc_sim_control.commands import SequencePlayer, load_sequence, manoeuvre
 from rc_sim_control.node_params import publisher_specs
-from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.nodes.spin import run_node
 
@@ -81,9 +81,7 @@ class RearWheelSpeedPublisher(Node):
             self._player = SequencePlayer(self._player.seq, bool(values['loop']))
         rate = float(values['publish_rate'])
         if rate != self._rate:
-            if self._timer is not None:
-                self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / rate, self._on_timer)
+            self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
     def _on_timer(self) -> None:

@@ -21,7 +21,7 @@ from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import CommandMapper, MappedCommand
 from rc_sim_control.node_params import mapper_config, mapper_specs
-from rc_sim_control.nodes._common import now_seconds, setup_parameters, vehicle_params
+from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.nodes.spin import run_node
 
 QOS_DEPTH = 10  # reliable, volatile (ros_gz_bridge and the engine subscribe reliably)
@@ -60,9 +60,7 @@ class TurningCommandMapper(Node):
         self._debug = bool(values['publish_debug'])
         rate = float(values['publish_rate'])
         if rate != self._rate:
-            if self._timer is not None:
-                self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / rate, self._on_timer)
+            self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
     def _accept(self, out: MappedCommand | None) -> None:
