@@ -46,6 +46,7 @@ POSE_TYPES = {'geometry_msgs/msg/PoseWithCovarianceStamped': lambda m: m.pose.po
 SCALAR_TYPES = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
 ARRAY_TYPES = ('std_msgs/msg/Float32MultiArray', 'std_msgs/msg/Float64MultiArray')
 ACKERMANN = 'ackermann_msgs/msg/AckermannDriveStamped'
+IMU = 'sensor_msgs/msg/Imu'
 
 
 class EvaluationError(RcSimError):
@@ -103,7 +104,8 @@ def read_recording(bag: Path, description: Path, roles: tuple[str, ...] = ()) ->
 
     The one function that touches the bag (rosbags' AnyReader, filtered to the connections the
     description names, so extra connections such as a second ``/rosout`` do not matter).
-    Ackermann commands give two channels, ``<role>.steering_angle`` and ``<role>.speed``.
+    Ackermann commands give two channels, ``<role>.steering_angle`` and ``<role>.speed``; an
+    Imu gives its ``angular_velocity.z`` [rad/s] (the yaw rate when the IMU's z axis is up).
     """
     from rosbags.highlevel import AnyReader
 
@@ -165,6 +167,8 @@ def _decode(role: str, spec: dict[str, Any], msgtype: str, msg: Any, log_ns: int
         return t, float(msg.data[index])
     if msgtype == ACKERMANN:
         return t, float(msg.drive.steering_angle), float(msg.drive.speed)
+    if msgtype == IMU:
+        return t, float(msg.angular_velocity.z)
     raise EvaluationError(f'{spec["topic"]} ({role}): unsupported type {msgtype}')
 
 
