@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import re
+from typing import Any, cast
 import xml.etree.ElementTree as ET
 
 from rc_sim_description.errors import ConfigError, RcSimError
@@ -35,15 +36,17 @@ def parse_xml(text: str, source: str, kind: str = 'XML',
         line = text.count('\n', 0, match.start()) + 1
         raise error(f'{source}: {kind} with a <!{match.group(1).upper()}> declaration at line '
                     f'{line} (document type and entity declarations are not allowed)')
-    parser = ET.XMLPullParser(events=('start', 'end'))
+    parser: ET.XMLPullParser[Any] = ET.XMLPullParser(events=('start', 'end'))
     depth = elements = 0
     root: ET.Element | None = None
     try:
         chunk = 1 << 16
         for i in range(0, max(len(text), 1), chunk):
             parser.feed(text[i:i + chunk])
-            for event, elem in parser.read_events():
+            for pair in parser.read_events():
+                event, item = cast(tuple[str, Any], pair)
                 if event == 'start':
+                    elem = cast(ET.Element, item)
                     depth += 1
                     elements += 1
                     if root is None:
