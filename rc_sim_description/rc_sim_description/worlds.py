@@ -280,13 +280,10 @@ class WorldInfo:
 
 def inspect_world(world: str | os.PathLike[str]) -> WorldInfo:
     """Parse a world SDF, check it declares :data:`REQUIRED_SYSTEMS`, count its collisions."""
-    import xml.etree.ElementTree as ET
+    from rc_sim_description.xmlio import read_xml_file
 
     path = Path(world)
-    try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise ConfigError(f'{path}: cannot parse SDF ({exc})') from None
+    root = read_xml_file(path, 'SDF')
     element = root.find('world')
     if root.tag != 'sdf' or element is None:
         raise ConfigError(f'{path}: not an SDF world (<sdf><world> expected)')
