@@ -252,7 +252,7 @@ def _stamp_s(stamp: Any) -> float:
 
 def load_evaluation(bag_path: str | Path, params: Any, transient: float) -> EvaluatedRun:
     """Read ``/odom`` and ``/reference_path`` from a bag and evaluate (one-line errors)."""
-    from rc_sim_engine.bagio import BagError, open_bag, read_topic, require_topics
+    from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
 
     with open_bag(bag_path) as reader:
         require_topics(reader, ['/odom', '/reference_path'], bag_path)
@@ -451,7 +451,7 @@ def command_track(args: argparse.Namespace) -> int:
     from rc_sim_control.trajectories import trajectory_limits
     from rc_sim_description.atomic import check_output_path
     from rc_sim_description.cli_support import progress
-    from rc_sim_engine.bagio import BagWriter
+    from rc_sim_description.bags.writer import BagWriter
 
     check_output_path(args.out, force=args.force)
     _check_transient(args.transient)
@@ -547,7 +547,7 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
     from rc_sim_description.atomic import check_output_path
     from rc_sim_description.cli_support import progress
     from rc_sim_engine import scenarios
-    from rc_sim_engine.bagio import BagWriter
+    from rc_sim_description.bags.writer import BagWriter
 
     check_output_path(args.out, force=args.force)
     params = _load_params(args.params)

@@ -105,7 +105,7 @@ class Sqlite3File:
             db = sqlite3.connect(f'file:{self.path}?mode=ro&immutable=1', uri=True)
             db.execute('SELECT name FROM sqlite_master').fetchall()
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: not a readable sqlite3 bag ({one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (not sqlite3: {one_line(exc)})') from None
         return db
 
     def scan(self) -> FileScan:
@@ -145,7 +145,7 @@ class Sqlite3File:
                 scan.first_ns[int(tid)] = int(first)
                 scan.last_ns[int(tid)] = int(last)
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: corrupt sqlite3 bag ({one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: {one_line(exc)})') from None
         finally:
             db.close()
         return scan.finish()
@@ -165,7 +165,7 @@ class Sqlite3File:
             for tid, t_ns, data in rows:
                 yield int(tid), int(t_ns), bytes(data)
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: corrupt sqlite3 bag ({one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: {one_line(exc)})') from None
         finally:
             db.close()
 
