@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from rc_sim_calibration.dataset import load_dataset, read_bag
-from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.bags.writer import BagWriter
+from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine import bagio
 
 T0 = 1_700_000_000 * 1_000_000_000

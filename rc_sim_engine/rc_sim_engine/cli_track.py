@@ -450,8 +450,8 @@ def command_track(args: argparse.Namespace) -> int:
     """``rcsim track``."""
     from rc_sim_control.trajectories import trajectory_limits
     from rc_sim_description.atomic import check_output_path
-    from rc_sim_description.cli_support import progress
     from rc_sim_description.bags.writer import BagWriter
+    from rc_sim_description.cli_support import progress
 
     check_output_path(args.out, force=args.force)
     _check_transient(args.transient)
@@ -545,9 +545,9 @@ MANOEUVRES = ('avoid', 'avoid_late', 'park')
 def command_manoeuvre(args: argparse.Namespace) -> int:
     """``rcsim manoeuvre``: the seed-004 scenarios."""
     from rc_sim_description.atomic import check_output_path
+    from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
     from rc_sim_engine import scenarios
-    from rc_sim_description.bags.writer import BagWriter
 
     check_output_path(args.out, force=args.force)
     params = _load_params(args.params)

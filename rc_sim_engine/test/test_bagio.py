@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from rc_sim_control.commands import CommandSequence
-from rc_sim_description.errors import OutputError
-from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
 from rc_sim_description.bags.writer import BagWriter
+from rc_sim_description.errors import OutputError
+from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.bagio import path_msg, write_sim_result
 from rc_sim_engine.simulator import SimConfig, Simulator
 from rc_sim_engine.world import World

@@ -23,7 +23,12 @@ from rc_sim_description.bags.errors import BagError, one_line, warn
 from rc_sim_description.bags.ros1 import Ros1File
 from rc_sim_description.bags.rosbag2 import McapFile, Metadata, Sqlite3File, read_metadata
 from rc_sim_description.bags.sources import FileScan, Source
-from rc_sim_description.bags.typestore import bag_typestore, fallback_typestores, normalise_type
+from rc_sim_description.bags.typestore import (
+    bag_typestore,
+    fallback_typestores,
+    normalise_type,
+    ros2_store_for_ros1,
+)
 
 __all__ = ['Bag', 'Connection', 'TopicInfo', 'TopicMessages', 'open_bag', 'read_topic',
            'require_topics']
@@ -178,6 +183,8 @@ class Bag:
         if meta is not None:
             self._check_metadata(meta)
         self._typestore: Any = None
+        self._ros2_store: Any = None
+        self._cache: dict[str, object] = {}
 
     # ------------------------------------------------------------------ construction
     def _corrupt(self, message: str, skipped: str) -> None:
@@ -292,12 +299,37 @@ class Bag:
                 if conn.serialization == 'ros1':
                     return store.deserialize_ros1(raw, conn.msgtype)
                 return store.deserialize_cdr(raw, conn.msgtype)
-            except Exception as exc:  # noqa: BLE001 - rosbags' deserialisers raise many types
+            except Exception as exc:
                 error = error or exc
         if error is None:
             raise BagError(f'{self.path}: message type {conn.msgtype} of {conn.topic} is '
                            'neither defined in the bag nor a standard ROS type')
         raise error
+
+    @property
+    def ros2_typestore(self) -> Any:
+        """The typestore of :meth:`to_cdr` output (the bag's own for a ROS 2 bag)."""
+        if not self.is_ros1:
+            return self.typestore
+        if self._ros2_store is None:
+            self._ros2_store = ros2_store_for_ros1(d for s in self._scans for d in s.definitions)
+        return self._ros2_store
+
+    def message_to_cdr(self, conn: Connection, msg: Any) -> bytes | memoryview:
+        """CDR bytes of a decoded message of ``conn`` (ROS 1 messages are migrated to the ROS 2
+        layout: ``Header.seq`` dropped)."""
+        if not self.is_ros1:
+            return self.typestore.serialize_cdr(msg, conn.msgtype)
+        from rosbags.convert.converter import migrate_message
+
+        dst = self.ros2_typestore
+        migrated = migrate_message(self.typestore, dst, conn.msgtype, conn.msgtype, self._cache,
+                                   msg)
+        return dst.serialize_cdr(migrated, conn.msgtype)
+
+    def to_cdr(self, conn: Connection, raw: bytes) -> bytes | memoryview:
+        """CDR bytes of a raw message of ``conn`` (unchanged for a ROS 2 bag)."""
+        return raw if not self.is_ros1 else self.message_to_cdr(conn, self.decode(conn, raw))
 
     # ------------------------------------------------------------------ messages
     def messages(self, topics: Iterable[str] | None = None
@@ -332,7 +364,7 @@ class Bag:
         for conn, t_ns, raw in self.messages([topic]):
             try:
                 msg = self.decode(conn, raw)
-            except Exception as exc:  # noqa: BLE001 - rosbags' deserialisers raise many types
+            except Exception as exc:
                 bad += 1
                 first_problem = first_problem or one_line(exc)
                 continue

@@ -28,8 +28,8 @@ def fixed_joint_transforms(urdf: str, prefix: str = '') -> list[tuple[str, str, 
     for j in model.joints:
         if j.type != 'fixed':
             continue
-        name = (lambda f: f'{prefix}/{f}' if prefix else f)
-        out.append((name(j.parent), name(j.child), j.xyz, _quaternion_rpy(*j.rpy)))
+        parent, child = (f'{prefix}/{f}' if prefix else f for f in (j.parent, j.child))
+        out.append((parent, child, j.xyz, _quaternion_rpy(*j.rpy)))
     return out
 
 

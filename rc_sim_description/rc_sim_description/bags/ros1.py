@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 import mmap
+from pathlib import Path
 import struct
 
 from rc_sim_description.bags.errors import BagError, one_line
@@ -27,7 +27,7 @@ _OP_MSG, _OP_HEADER, _OP_INDEX, _OP_CHUNK, _OP_CHUNK_INFO, _OP_CONN = 2, 3, 4, 5
 _MAX_RECORD = 1 << 31  # a record longer than 2 GiB is a corrupt length field
 
 
-class _Corrupt(Exception):
+class _CorruptError(Exception):
     """Structural damage at a byte offset (turned into BagError / a warning by the caller)."""
 
 
@@ -36,14 +36,14 @@ def _fields(buf: bytes | memoryview, where: str) -> dict[str, bytes]:
     pos, end = 0, len(buf)
     while pos < end:
         if pos + 4 > end:
-            raise _Corrupt(f'{where}: truncated header field')
+            raise _CorruptError(f'{where}: truncated header field')
         (n,) = struct.unpack_from('<I', buf, pos)
         pos += 4
         if n > end - pos:
-            raise _Corrupt(f'{where}: header field longer than its header')
+            raise _CorruptError(f'{where}: header field longer than its header')
         name, sep, value = bytes(buf[pos:pos + n]).partition(b'=')
         if not sep:
-            raise _Corrupt(f'{where}: header field without "="')
+            raise _CorruptError(f'{where}: header field without "="')
         out[name.decode('ascii', 'replace')] = value
         pos += n
     return out
@@ -56,10 +56,10 @@ def _records(buf: bytes | memoryview | mmap.mmap, start: int, where: str
     pos, end = start, len(view)
     while pos < end:
         if end - pos < 4:
-            raise _Corrupt(f'{where}: truncated record at byte {pos}')
+            raise _CorruptError(f'{where}: truncated record at byte {pos}')
         (hlen,) = struct.unpack_from('<I', view, pos)
         if hlen > _MAX_RECORD or pos + 4 + hlen + 4 > end:
-            raise _Corrupt(f'{where}: truncated record at byte {pos}')
+            raise _CorruptError(f'{where}: truncated record at byte {pos}')
         header = _fields(view[pos + 4:pos + 4 + hlen], f'{where}: record at byte {pos}')
         (dlen,) = struct.unpack_from('<I', view, pos + 4 + hlen)
         dstart = pos + 8 + hlen
@@ -68,7 +68,7 @@ def _records(buf: bytes | memoryview | mmap.mmap, start: int, where: str
             # writers declared another data length: the entry count is what the format defines
             dlen = 12 * _u32(header, 'count', f'{where}: index record at byte {pos}')
         if dlen > _MAX_RECORD or dstart + dlen > end:
-            raise _Corrupt(f'{where}: truncated record data at byte {pos}')
+            raise _CorruptError(f'{where}: truncated record data at byte {pos}')
         yield header, view[dstart:dstart + dlen], pos
         pos = dstart + dlen
 
@@ -81,13 +81,13 @@ def _op(header: dict[str, bytes]) -> int:
 def _u32(header: dict[str, bytes], key: str, where: str) -> int:
     value = header.get(key, b'')
     if len(value) != 4:
-        raise _Corrupt(f'{where}: missing or malformed {key!r} field')
+        raise _CorruptError(f'{where}: missing or malformed {key!r} field')
     return int(struct.unpack('<I', value)[0])
 
 
 def _time_ns(value: bytes, where: str) -> int:
     if len(value) != 8:
-        raise _Corrupt(f'{where}: malformed time field')
+        raise _CorruptError(f'{where}: malformed time field')
     sec, nsec = struct.unpack('<II', value)
     return sec * 1_000_000_000 + nsec
 
@@ -106,13 +106,13 @@ def _decompress(compression: bytes, data: memoryview, size: int, where: str) -> 
 
             out = lz4.frame.decompress(data)
         else:
-            raise _Corrupt(f'{where}: unknown chunk compression {kind!r}')
-    except _Corrupt:
+            raise _CorruptError(f'{where}: unknown chunk compression {kind!r}')
+    except _CorruptError:
         raise
     except (OSError, ValueError, RuntimeError) as exc:  # bz2: OSError; lz4: RuntimeError
-        raise _Corrupt(f'{where}: cannot decompress {kind} chunk ({one_line(exc)})') from None
+        raise _CorruptError(f'{where}: cannot decompress {kind} chunk ({one_line(exc)})') from None
     if len(out) != size:
-        raise _Corrupt(f'{where}: chunk holds {len(out)} bytes, its header says {size}')
+        raise _CorruptError(f'{where}: chunk holds {len(out)} bytes, its header says {size}')
     return out
 
 
@@ -168,7 +168,7 @@ class Ros1File:
                         elif local_ids is None or conn in local_ids:
                             yield conn, t_ns, bytes(b)
             elif op not in (_OP_HEADER, _OP_INDEX, _OP_CHUNK_INFO, _OP_CONN):
-                raise _Corrupt(f'{where}: unknown record op {op} at byte {offset}')
+                raise _CorruptError(f'{where}: unknown record op {op} at byte {offset}')
 
     @staticmethod
     def _connection(header: dict[str, bytes], body: memoryview, scan: FileScan,
@@ -181,7 +181,7 @@ class Ros1File:
         topic = text.get('topic') or header.get('topic', b'').decode('utf-8', 'replace')
         msgtype = text.get('type', '')
         if not topic or not msgtype:
-            raise _Corrupt(f'{where}: connection {conn} without topic or type')
+            raise _CorruptError(f'{where}: connection {conn} without topic or type')
         definition = text.get('message_definition', '')
         scan.connections[conn] = FileConnection(
             local_id=conn, topic=topic, msgtype=msgtype, serialization='ros1', msgdef=definition,
@@ -198,7 +198,7 @@ class Ros1File:
         try:
             for _ in self._walk(data, scan, None):
                 pass
-        except _Corrupt as exc:
+        except _CorruptError as exc:
             scan.problem = str(exc).removeprefix(f'{self.path}: ')
         return scan.finish()
 
@@ -207,5 +207,5 @@ class Ros1File:
         data = self._open()
         try:
             yield from self._walk(data, None, local_ids)
-        except _Corrupt:
+        except _CorruptError:
             return

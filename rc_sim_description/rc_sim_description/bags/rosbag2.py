@@ -1,10 +1,10 @@
 """rosbag2 storage files read directly: sqlite3 (old and new schema) and mcap, plus
 ``metadata.yaml`` (versions 4 to 9).
 
-sqlite3: tables ``topics`` and ``messages`` (every version); since the 2023 schema (``schema``
-version >= 4) also ``message_definitions`` and ``metadata``. mcap: records walked in file order with
-the ``mcap`` library's stream reader (CRCs checked), so a file without summary or index (a killed
-recording, a truncated download) reads up to its damage.
+sqlite3: tables ``topics`` and ``messages`` (every version); since schema version 4 also
+``message_definitions`` and ``metadata``. mcap: records walked in file order with
+the ``mcap`` library's stream reader (CRCs checked), so a file without summary or index (a
+killed recording, a truncated download) reads up to its damage.
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ class Sqlite3File:
             db = sqlite3.connect(f'file:{self.path}?mode=ro&immutable=1', uri=True)
             db.execute('SELECT name FROM sqlite_master').fetchall()
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: cannot read bag (not sqlite3: {one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (not sqlite3: '
+                           f'{one_line(exc)})') from None
         return db
 
     def scan(self) -> FileScan:
@@ -145,7 +146,8 @@ class Sqlite3File:
                 scan.first_ns[int(tid)] = int(first)
                 scan.last_ns[int(tid)] = int(last)
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: {one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: '
+                           f'{one_line(exc)})') from None
         finally:
             db.close()
         return scan.finish()
@@ -165,7 +167,8 @@ class Sqlite3File:
             for tid, t_ns, data in rows:
                 yield int(tid), int(t_ns), bytes(data)
         except sqlite3.Error as exc:
-            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: {one_line(exc)})') from None
+            raise BagError(f'{self.path}: cannot read bag (corrupt sqlite3: '
+                           f'{one_line(exc)})') from None
         finally:
             db.close()
 
@@ -208,7 +211,7 @@ class McapFile:
                         scan.definitions.append((record.name, text, record.encoding))
                 elif isinstance(record, Header):
                     scan.storage_version = f'mcap ({record.library or "unknown writer"})'
-        except Exception as exc:  # noqa: BLE001 - mcap raises McapError, ValueError, EOF, ...
+        except Exception as exc:
             scan.problem = f'damaged mcap data ({one_line(exc)})'
         return scan.finish()
 
@@ -221,7 +224,7 @@ class McapFile:
                 if isinstance(record, Message) and (local_ids is None or
                                                     record.channel_id in local_ids):
                     yield record.channel_id, record.log_time, bytes(record.data)
-        except Exception:  # noqa: BLE001 - reported by scan(); the caller decides
+        except Exception:
             return
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from rc_sim_description.bags.errors import BagError, one_line
 
 __all__ = ['ACKERMANN_TYPES', 'bag_typestore', 'base_typestore', 'fallback_typestores',
-           'normalise_type', 'types_from_definition']
+           'normalise_type', 'ros2_store_for_ros1', 'types_from_definition']
 
 #: ackermann_msgs is not built into rosbags' stores (REP 147 message set, ROS 1 and ROS 2).
 ACKERMANN_TYPES: dict[str, str] = {
@@ -139,7 +139,25 @@ def bag_typestore(definitions: Iterable[tuple[str, str, str]], *, ros1: bool,
     store = get_typestore(Stores.EMPTY)
     try:
         store.register(types)
-    except Exception as exc:  # noqa: BLE001 - rosbags raises several types on bad trees
+    except Exception as exc:
         raise BagError(f'{source}: cannot register the message types it defines '
                        f'({one_line(exc)})') from None
+    return store
+
+
+def ros2_store_for_ros1(definitions: Iterable[tuple[str, str, str]]) -> Any:
+    """A ROS 2 typestore for converting a ROS 1 bag: the base ROS 2 types, plus the bag's own
+    types that ROS 2 lacks (their ``Header`` and ``time`` fields take the ROS 2 layout)."""
+    from rosbags.typesys import Stores, TypesysError, get_typestore
+
+    base = _base_fielddefs(False)
+    types = dict(base)
+    for msgtype, text, encoding in definitions:
+        try:
+            parsed = types_from_definition(normalise_type(msgtype), text, encoding)
+        except (TypesysError, ValueError, KeyError, IndexError):
+            continue
+        types.update({k: v for k, v in parsed.items() if k not in base})
+    store = get_typestore(Stores.EMPTY)
+    store.register(types)
     return store

@@ -96,7 +96,7 @@ class BagWriter:
         try:
             self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
             self._writer.open()
-        except Exception as exc:  # noqa: BLE001 - rosbags/sqlite3/OS errors: one line
+        except Exception as exc:
             stack.close()
             raise OutputError(f'{self.path}: cannot create bag ({one_line(exc)})') from None
         self._stack = stack
@@ -115,7 +115,7 @@ class BagWriter:
         try:
             msgdef, _ = store.generate_msgdef(msgtype, ros_version=2)
             digest = store.hash_rihs01(msgtype)
-        except Exception as exc:  # noqa: BLE001 - rosbags raises several types here
+        except Exception as exc:
             raise BagError(f'{self.path}: cannot write {topic}: no definition of {msgtype} '
                            f'({one_line(exc)})') from None
         conn = self._writer.add_connection(topic, msgtype, msgdef=msgdef, rihs01=digest,
@@ -155,7 +155,7 @@ class BagWriter:
             self._writer.close()
             if exc_type is None:
                 rename_bag_storage(tmp, self.path.name)
-        except Exception as err:  # noqa: BLE001 - rosbags/sqlite3/OS errors: one line
+        except Exception as err:
             if exc_type is None:
                 stack.__exit__(type(err), err, err.__traceback__)
                 raise OutputError(f'{self.path}: cannot finish bag ({one_line(err)})') from None
