@@ -26,6 +26,7 @@ import numpy as np
 
 from rc_sim_calibration.errors import CalibrationError
 from rc_sim_description.params import VehicleParams
+from rc_sim_description.recording import base_link_pose
 
 __all__ = [
     'DEFAULT_TOPICS',
@@ -353,16 +354,6 @@ def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
         f'{_topic_list(raw)}; map them with --topic steering=NAME --topic wheel_speed=NAME, '
         f'--topic cmd_vel=NAME or --topic ackermann=NAME, or describe the recording with '
         f'--recording')
-
-
-def base_link_pose(x: Array, y: Array, yaw: Array, offset: tuple[float, float, float]
-                   ) -> tuple[Array, Array, Array]:
-    """base_link pose from the pose of a frame mounted at ``offset`` = (ox, oy, oyaw) in
-    base_link: yaw_b = yaw - oyaw, p_b = p - R(yaw_b) (ox, oy) (planar rigid transform)."""
-    ox, oy, oyaw = offset
-    yaw_b = yaw - oyaw
-    c, s = np.cos(yaw_b), np.sin(yaw_b)
-    return x - (c * ox - s * oy), y - (s * ox + c * oy), yaw_b
 
 
 def _topic_list(raw: RawBag) -> str:

@@ -33,7 +33,8 @@ import numpy.typing as npt
 
 from rc_sim_description.errors import ConfigError
 
-__all__ = ['KINDS', 'ROLE_KEYS', 'ROLE_TYPES', 'Channel', 'Recording', 'Role', 'check_recording',
+__all__ = ['KINDS', 'ROLE_KEYS', 'ROLE_TYPES', 'Channel', 'Recording', 'Role', 'base_link_pose',
+           'check_recording',
            'extract', 'load_recording', 'recording_from_mapping', 'recording_yaml']
 
 FloatArray = npt.NDArray[np.float64]
@@ -209,6 +210,17 @@ def recording_yaml(recording: Recording, comments: Mapping[str, str] | None = No
     return '\n'.join(lines) + '\n'
 
 
+def base_link_pose(x: FloatArray, y: FloatArray, yaw: FloatArray,
+                   offset: tuple[float, float, float]
+                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """base_link pose from the pose of a frame mounted at ``offset`` = (ox, oy, oyaw) in
+    base_link: yaw_b = yaw - oyaw, p_b = p - R(yaw_b) (ox, oy) (planar rigid transform)."""
+    ox, oy, oyaw = offset
+    yaw_b = yaw - oyaw
+    c, s = np.cos(yaw_b), np.sin(yaw_b)
+    return x - (c * ox - s * oy), y - (s * ox + c * oy), yaw_b
+
+
 # --------------------------------------------------------------------------- against a bag
 def check_recording(recording: Recording, bag: Any) -> None:
     """Every topic of the description exists in ``bag`` with a type its role accepts."""
@@ -266,7 +278,7 @@ def _rows(role: Role, msgtype: str, msg: Any) -> list[tuple[Any, tuple[float, ..
                     else math.nan for j in REAR_WHEEL_JOINTS)
         return [(msg.header, out)]
     if msgtype in _TF:
-        rows = []
+        rows: list[tuple[Any, tuple[float, ...]]] = []
         for tr in msg.transforms:
             if tr.child_frame_id.strip('/') != role.tf_child:
                 continue

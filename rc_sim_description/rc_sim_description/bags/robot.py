@@ -24,7 +24,7 @@ def fixed_joint_transforms(urdf: str, prefix: str = '') -> list[tuple[str, str, 
     from rc_sim_description.urdf import parse_urdf
 
     model = parse_urdf(urdf, 'robot_description')
-    out = []
+    out: list[tuple[str, str, tuple[float, ...], tuple[float, ...]]] = []
     for j in model.joints:
         if j.type != 'fixed':
             continue
