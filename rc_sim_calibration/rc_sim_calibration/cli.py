@@ -220,6 +220,9 @@ def fit_command(args: argparse.Namespace) -> int:
                           skip_corrupt=args.skip_corrupt) for b in bags]
     validate = [load_dataset(b, base, settings.data, args.topic, recording=recording,
                              skip_corrupt=args.skip_corrupt) for b in held]
+    for ds in [*train, *validate]:
+        if ds.fit_supported:
+            raise CalibrationError(ds.fit_supported)
     if not validate:
         print('note: no validation bags (give --validate BAG or >= 3 training bags)',
               file=sys.stderr)
@@ -254,6 +257,10 @@ def replay_command(args: argparse.Namespace) -> int:
     params = _base_params(args)
     ds = load_dataset(args.bag, params, settings.data, args.topic, recording=_recording(args),
                       skip_corrupt=args.skip_corrupt)
+    if ds.fit_supported:
+        from rc_sim_calibration.errors import CalibrationError
+
+        raise CalibrationError(ds.fit_supported)
     pred = open_loop(params, ds, settings)
     metrics = replay_metrics(params, ds, settings)
     write_prediction_csv(pred, out)
