@@ -1,49 +1,36 @@
-"""rosbag2 output and input through the ``rosbags`` library (no ROS needed).
+"""Engine-specific bag helpers on top of the bag layer (:mod:`rc_sim_description.bags`).
 
-* :class:`BagWriter`: sqlite3 (``.db3``, the Humble default) or mcap bags written with
-  ``Writer(version=8)`` so Humble's ``ros2 bag`` reads them (Jazzy reads version 8 too); atomic
-  through :func:`rc_sim_description.atomic.atomic_output_dir` (a failed run leaves nothing behind);
-  topics are added on first write, so callers add their own (e.g. ``/reference_path``
-  nav_msgs/Path).
 * message builders for the topic contract of docs/conventions.md (``clock_msg``, ``odometry_msg``,
-  ...).
-* :func:`open_bag`: an ``AnyReader`` over a bag directory, a ``.db3``/``.mcap`` file inside one, or
-  a ROS 1 ``.bag``; one-line :class:`BagError` for missing, corrupt or empty bags.
+  ...), built with the layer's base typestore (ROS 2 Humble + ackermann_msgs);
+* :func:`write_sim_result`: every stream of a simulation into a
+  :class:`~rc_sim_description.bags.BagWriter`, plus ``/tf_static`` and ``/robot_description``
+  of the simulated car(s).
 
-The typestore is ``Stores.ROS2_HUMBLE`` plus ``ackermann_msgs`` (not built into rosbags).
+Reading and writing bags (``open_bag``, ``BagWriter``, ``BagError``) live in the bag layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 import math
-import os
-from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_description.atomic import atomic_output_dir, rename_bag_storage
-from rc_sim_description.errors import ConfigError, OutputError, RcSimError
+from rc_sim_description.bags.typestore import base_typestore
+from rc_sim_description.bags.writer import BagWriter
+from rc_sim_description.errors import ConfigError
 
 __all__ = [
-    'STORAGES',
-    'BagError',
-    'BagWriter',
     'clock_msg',
     'float64_msg',
     'imu_msg',
     'joint_state_msg',
     'laser_scan_msg',
     'odometry_msg',
-    'open_bag',
     'path_msg',
-    'read_topic',
-    'require_topics',
     'stamp',
     'tf_msg',
     'twist_msg',
@@ -51,39 +38,10 @@ __all__ = [
     'write_sim_result',
 ]
 
-STORAGES = ('sqlite3', 'mcap')
-
-ACKERMANN_DRIVE_MSG = '''float32 steering_angle
-float32 steering_angle_velocity
-float32 speed
-float32 acceleration
-float32 jerk
-'''
-ACKERMANN_DRIVE_STAMPED_MSG = '''std_msgs/Header header
-AckermannDrive drive
-'''
-
-_TYPESTORE: Any = None
-
-
-class BagError(RcSimError):
-    """A bag is missing, corrupt, empty or lacks a needed topic."""
-
 
 def typestore() -> Any:
-    """The shared rosbags typestore (ROS 2 Humble definitions + ackermann_msgs)."""
-    global _TYPESTORE
-    if _TYPESTORE is None:
-        from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-
-        ts = get_typestore(Stores.ROS2_HUMBLE)
-        types: dict[str, Any] = {}
-        types.update(get_types_from_msg(ACKERMANN_DRIVE_MSG, 'ackermann_msgs/msg/AckermannDrive'))
-        types.update(get_types_from_msg(ACKERMANN_DRIVE_STAMPED_MSG,
-                                        'ackermann_msgs/msg/AckermannDriveStamped'))
-        ts.register(types)
-        _TYPESTORE = ts
-    return _TYPESTORE
+    """The typestore messages are built with (the bag layer's base store)."""
+    return base_typestore()
 
 
 # --------------------------------------------------------------------------- message builders
@@ -200,159 +158,19 @@ def path_msg(t_ns: int, x: npt.ArrayLike, y: npt.ArrayLike, yaw: npt.ArrayLike,
     return _t('nav_msgs/msg/Path')(header=_header(t_ns, frame_id), poses=poses)
 
 
-# --------------------------------------------------------------------------- writing
-class BagWriter:
-    """Atomic rosbag2 writer: ``with BagWriter(out) as bag: bag.write(topic, type, t_ns, msg)``.
-
-    The bag is built in a temporary directory next to ``path`` and renamed on success; other files
-    (plots, summaries) may be put into :attr:`directory` before the ``with`` block ends.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], *, storage: str = 'sqlite3',
-                 force: bool = False) -> None:
-        if storage not in STORAGES:
-            raise ConfigError(f'unknown bag storage {storage!r} (choose one of '
-                              f'{", ".join(STORAGES)})')
-        self.path = Path(path)
-        self.storage = storage
-        self.force = force
-        self._stack: ExitStack | None = None
-        self._writer: Any = None
-        self._connections: dict[str, Any] = {}
-        self._tmp: Path | None = None
-        self.counts: dict[str, int] = {}
-
-    @property
-    def directory(self) -> Path:
-        """The (temporary) bag directory while writing."""
-        if self._tmp is None:
-            raise OutputError(f'{self.path}: bag is not open')
-        return self._tmp
-
-    def __enter__(self) -> BagWriter:
-        from rosbags.rosbag2 import StoragePlugin, Writer
-
-        stack = ExitStack()
-        try:
-            self._tmp = stack.enter_context(atomic_output_dir(self.path, force=self.force))
-        except OSError as exc:
-            raise OutputError(f'{self.path}: cannot write ({exc.strerror or exc})') from None
-        plugin = StoragePlugin.SQLITE3 if self.storage == 'sqlite3' else StoragePlugin.MCAP
-        try:
-            self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
-            self._writer.open()
-        except Exception as exc:
-            stack.close()
-            raise OutputError(f'{self.path}: cannot create bag ({exc})') from None
-        self._stack = stack
-        return self
-
-    def write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
-        """Serialize ``msg`` (a typestore message of ``msgtype``) on ``topic`` at ``t_ns``."""
-        conn = self._connections.get(topic)
-        ts = typestore()
-        if conn is None:
-            conn = self._writer.add_connection(topic, msgtype, typestore=ts)
-            self._connections[topic] = conn
-            self.counts[topic] = 0
-        elif conn.msgtype != msgtype:
-            raise ConfigError(f'{self.path}: topic {topic} written as {conn.msgtype} and '
-                              f'{msgtype}')
-        self._writer.write(conn, int(t_ns), ts.serialize_cdr(msg, msgtype))
-        self.counts[topic] += 1
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        assert self._stack is not None and self._tmp is not None
-        stack, tmp = self._stack, self._tmp
-        self._stack = None
-        try:
-            self._writer.close()
-            if exc_type is None:
-                rename_bag_storage(tmp, self.path.name)
-        except Exception as err:
-            if exc_type is None:
-                stack.__exit__(type(err), err, err.__traceback__)
-                raise OutputError(f'{self.path}: cannot finish bag ({err})') from None
-        stack.__exit__(exc_type, exc, tb)
-        self._tmp = None
-
-
-# --------------------------------------------------------------------------- reading
-@contextmanager
-def open_bag(path: str | os.PathLike[str]) -> Iterator[Any]:
-    """An open ``rosbags.highlevel.AnyReader`` over a bag (directory, .db3/.mcap file, ROS 1 .bag).
-
-    Raises:
-        BagError: one line when the bag is missing, not a bag, corrupt or holds no messages.
-    """
-    from rosbags.highlevel import AnyReader
-
-    p = Path(path)
-    if not p.exists():
-        raise BagError(f'bag {str(p)!r} not found')
-    if p.is_file() and p.suffix in ('.db3', '.mcap'):
-        if not (p.parent / 'metadata.yaml').is_file():
-            raise BagError(f'{p}: no metadata.yaml next to it (give the rosbag2 directory)')
-        p = p.parent
-    elif p.is_dir() and not (p / 'metadata.yaml').is_file():
-        raise BagError(f'{p}: not a rosbag2 directory (no metadata.yaml)')
-    elif p.is_file() and p.suffix != '.bag':
-        raise BagError(f'{p}: not a bag (expected a rosbag2 directory, .db3, .mcap or .bag)')
-    try:
-        reader = AnyReader([p], default_typestore=typestore())
-        reader.open()
-    except Exception as exc:
-        raise BagError(f'{p}: cannot read bag ({_one_line(exc)})') from None
-    try:
-        if reader.message_count == 0:
-            raise BagError(f'{p}: bag holds no messages')
-        yield reader
-    finally:
-        reader.close()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f'{type(exc).__name__}: {text[0]}' if text else type(exc).__name__
-
-
-def require_topics(reader: Any, topics: Iterable[str], path: str | os.PathLike[str] = 'bag'
-                   ) -> dict[str, str]:
-    """Topic -> message type of the bag; BagError naming the first missing topic."""
-    have = {c.topic: c.msgtype for c in reader.connections}
-    for topic in topics:
-        if topic not in have:
-            listed = ', '.join(sorted(have)) or 'none'
-            raise BagError(f'{path}: topic {topic} not in bag (it has: {listed})')
-    return have
-
-
-def read_topic(reader: Any, topic: str) -> tuple[npt.NDArray[np.int64], list[Any]]:
-    """Receive times [ns] and deserialized messages of one topic, in time order."""
-    conns = [c for c in reader.connections if c.topic == topic]
-    if not conns:
-        raise BagError(f'topic {topic} not in bag')
-    times: list[int] = []
-    msgs: list[Any] = []
-    try:
-        for conn, t_ns, raw in reader.messages(connections=conns):
-            times.append(t_ns)
-            msgs.append(reader.deserialize(raw, conn.msgtype))
-    except Exception as exc:
-        raise BagError(f'topic {topic}: cannot decode messages ({_one_line(exc)})') from None
-    return np.asarray(times, dtype=np.int64), msgs
-
-
 # --------------------------------------------------------------------------- simulation results
 def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] | None = None,
-                     extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
+                     extra: Iterable[tuple[str, str, int, Any]] = (),
+                     robot_model: bool = True) -> None:
     """Write every stream of a :class:`~rc_sim_engine.simulator.SimResult` in time order.
 
     Topics (docs/conventions.md): /clock, /cmd_vel, /steering_angle, /rear_wheel_speed,
     /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw with an error model). With several cars,
     car i's topics and frames get the prefix ``namespaces[i]`` (default ``car_<i>``). ``extra``
     adds caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
+    ``robot_model`` adds ``/tf_static`` (the URDF's fixed joints: base_link -> chassis_link ->
+    imu_link, laser) and ``/robot_description`` (the expanded URDF) at the first stamp, per car
+    (``/<ns>/robot_description``, frames prefixed ``<ns>/``).
     """
     from rc_sim_engine.sensors import JOINT_NAMES
 
@@ -426,6 +244,14 @@ def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] |
     for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
         add(t_ns, 10 + order, topic, msgtype, partial(_identity, msg))
     items.sort(key=lambda it: (it[0], it[1]))
+    if robot_model and items:
+        from rc_sim_description.bags.robot import car_urdf, write_robot_model
+
+        lidar = bool(len(s['scan'].get('t_ns', ())))
+        for i, ns in enumerate(namespaces):
+            topic = f'/{ns}/robot_description' if ns else '/robot_description'
+            write_robot_model(bag, car_urdf(result.params[i], lidar=lidar), items[0][0],
+                              prefix=ns, description_topic=topic)
     for t_ns, _, topic, msgtype, build in items:
         bag.write(topic, msgtype, t_ns, build())
 

@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     'rc_sim_sensors.cli',               # rcsim lidar apply|stats
     'rc_sim_calibration.cli',           # rcsim fit, rcsim replay, rcsim protocol
     'rc_sim_description.cli',           # rcsim describe
+    'rc_sim_description.cli_inspect',   # rcsim inspect
 )
 
 

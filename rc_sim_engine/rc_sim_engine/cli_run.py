@@ -89,7 +89,7 @@ def sequence_from_bag(path: str, mode: str) -> Any:
     import numpy as np
 
     from rc_sim_control.commands import CommandSequence
-    from rc_sim_engine.bagio import BagError, open_bag, read_topic, require_topics
+    from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
 
     with open_bag(path) as reader:
         types = require_topics(reader, ['/cmd_vel'], path)
@@ -177,12 +177,13 @@ def command(args: argparse.Namespace) -> int:
     import yaml
 
     from rc_sim_description.atomic import check_output_path
+    from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
     from rc_sim_description.errors import ConfigError
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.bagio import BagWriter, write_sim_result
+    from rc_sim_engine.bagio import write_sim_result
     from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
     from rc_sim_engine.start_pose import choose_start
     from rc_sim_engine.world import SdfWarning, load_world

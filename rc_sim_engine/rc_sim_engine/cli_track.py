@@ -250,22 +250,30 @@ def _stamp_s(stamp: Any) -> float:
     return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
 
 
-def load_evaluation(bag_path: str | Path, params: Any, transient: float) -> EvaluatedRun:
-    """Read ``/odom`` and ``/reference_path`` from a bag and evaluate (one-line errors)."""
-    from rc_sim_engine.bagio import BagError, open_bag, read_topic, require_topics
+def load_evaluation(bag_path: str | Path, params: Any, transient: float, *,
+                    recording: str | None = None, skip_corrupt: bool = False) -> EvaluatedRun:
+    """Read the pose (``/odom``, or the pose/odom role of ``recording``) and
+    ``/reference_path`` from a bag and evaluate (one-line errors)."""
+    from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
+    from rc_sim_description.recording import (
+        base_link_pose,
+        extract,
+        load_recording,
+        recording_from_mapping,
+    )
 
-    with open_bag(bag_path) as reader:
-        require_topics(reader, ['/odom', '/reference_path'], bag_path)
-        _, odom = read_topic(reader, '/odom')
+    rec = (load_recording(recording) if recording is not None else
+           recording_from_mapping({'odom': {'topic': '/odom'}}, str(bag_path)))
+    role = 'pose' if 'pose' in rec.roles else 'odom'
+    if role not in rec.roles:
+        raise BagError(f'{recording}: evaluate needs a pose or odom role')
+    with open_bag(bag_path, skip_corrupt=skip_corrupt) as reader:
+        require_topics(reader, [rec.roles[role].topic, '/reference_path'], bag_path)
+        pose = extract(rec, reader, [role])[role]
         t_pub, path_msgs = read_topic(reader, '/reference_path')
-    t = np.array([_stamp_s(m.header.stamp) for m in odom])
-    x = np.array([m.pose.pose.position.x for m in odom], dtype=float)
-    y = np.array([m.pose.pose.position.y for m in odom], dtype=float)
-    q = [m.pose.pose.orientation for m in odom]
-    yaw = np.array([math.atan2(2 * (o.w * o.z + o.x * o.y), 1 - 2 * (o.y ** 2 + o.z ** 2))
-                    for o in q])
-    order = np.argsort(t, kind='stable')
-    t, x, y, yaw = t[order], x[order], y[order], yaw[order]
+    t = np.asarray(pose.t_ns * 1e-9, dtype=np.float64)
+    x, y, yaw = base_link_pose(pose.values['x'], pose.values['y'], pose.values['yaw'],
+                               rec.roles[role].offset)
     paths = []
     for t_ns, msg in zip(t_pub, path_msgs):
         if not msg.poses:
@@ -450,8 +458,8 @@ def command_track(args: argparse.Namespace) -> int:
     """``rcsim track``."""
     from rc_sim_control.trajectories import trajectory_limits
     from rc_sim_description.atomic import check_output_path
+    from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
-    from rc_sim_engine.bagio import BagWriter
 
     check_output_path(args.out, force=args.force)
     _check_transient(args.transient)
@@ -523,7 +531,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
     params = _load_params(args.params)
     if args.out is not None:
         check_output_path(args.out, force=args.force)
-    ev = load_evaluation(args.bag, params, args.transient)
+    ev = load_evaluation(args.bag, params, args.transient, recording=args.recording,
+                         skip_corrupt=args.skip_corrupt)
     for line in ev.lines():
         print(line)
     if ev.metrics_after is None:
@@ -545,9 +554,9 @@ MANOEUVRES = ('avoid', 'avoid_late', 'park')
 def command_manoeuvre(args: argparse.Namespace) -> int:
     """``rcsim manoeuvre``: the seed-004 scenarios."""
     from rc_sim_description.atomic import check_output_path
+    from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
     from rc_sim_engine import scenarios
-    from rc_sim_engine.bagio import BagWriter
 
     check_output_path(args.out, force=args.force)
     params = _load_params(args.params)
@@ -697,6 +706,11 @@ def register(subparsers: Any) -> None:
     e.add_argument('--bag', required=True, help='rosbag2 directory, .db3/.mcap file, or .bag')
     e.add_argument('--params', action='append', default=[], metavar='YAML',
                    help='vehicle override YAML (lr places the centre of mass); repeatable')
+    e.add_argument('--recording', metavar='YAML', default=None,
+                   help='recording description whose pose (or odom) role replaces /odom '
+                   '(docs/recordings.md)')
+    e.add_argument('--skip-corrupt', action='store_true',
+                   help='read past corrupt or undecodable messages with a warning')
     e.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT,
                    help='start time [s] excluded from the "after transient" metrics '
                    f'(default: {DEFAULT_TRANSIENT:g})')

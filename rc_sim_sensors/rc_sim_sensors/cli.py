@@ -11,14 +11,15 @@ from typing import Any
 
 from rc_sim_description.errors import ConfigError
 
-__all__ = ['command_apply', 'command_stats', 'load_config', 'register']
+__all__ = ['command_apply', 'command_stats', 'load_config', 'register', 'scan_topic']
 
 
 def register(subparsers: Any) -> None:
     """Add ``lidar apply`` and ``lidar stats`` to the ``rcsim`` parser."""
     lidar = subparsers.add_parser(
         'lidar', help='inject reproducible lidar errors into a bag / scan statistics',
-        description='Lidar error model on rosbag2 bags (db3 or mcap).')
+        description='Lidar error model on bags: a rosbag2 directory, a .db3 or .mcap file or a '
+        'ROS 1 .bag.')
     verbs = lidar.add_subparsers(dest='lidar_command', metavar='VERB')
     lidar.set_defaults(func=lambda _args: _help(lidar))
 
@@ -26,7 +27,8 @@ def register(subparsers: Any) -> None:
         'apply', help='copy a bag, applying the error model to one LaserScan topic',
         description='Copy BAG to OUT; the LaserScan TOPIC goes through the lidar error model, '
         'every other topic is copied unchanged. Same seed + same input = same output.')
-    apply.add_argument('--bag', required=True, help='input rosbag2 directory (db3 or mcap)')
+    apply.add_argument('--bag', required=True, help='input bag: rosbag2 directory, .db3/.mcap '
+                       'file or ROS 1 .bag')
     apply.add_argument('--out', required=True, help='output bag directory (--force replaces it; '
                        'missing parent directories are created)')
     source = apply.add_mutually_exclusive_group(required=True)
@@ -35,7 +37,9 @@ def register(subparsers: Any) -> None:
                         'hokuyo_utm30lx, rplidar_a1, harsh')
     apply.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                        help='override one key (repeatable), e.g. --set noise_stddev=0.02')
-    apply.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    apply.add_argument('--topic', default=None, help='LaserScan topic (default: the scan role of '
+                       '--recording, else /scan)')
+    _bag_options(apply)
     apply.add_argument('--seed', type=int, default=None,
                        help='seed of the error generator (default: the config seed)')
     apply.add_argument('--storage', choices=('sqlite3', 'mcap'), default=None,
@@ -46,9 +50,35 @@ def register(subparsers: Any) -> None:
     stats = verbs.add_parser('stats', help='statistics of a LaserScan topic',
                              description='Validity, REP 117 values, dropout and noise '
                              'estimates (static scene) of a LaserScan topic.')
-    stats.add_argument('--bag', required=True, help='rosbag2 directory (db3 or mcap)')
-    stats.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    stats.add_argument('--bag', required=True, help='bag: rosbag2 directory, .db3/.mcap file or '
+                       'ROS 1 .bag')
+    stats.add_argument('--topic', default=None, help='LaserScan topic (default: the scan role of '
+                       '--recording, else /scan)')
+    _bag_options(stats)
     stats.set_defaults(func=command_stats)
+
+
+def _bag_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--recording', metavar='YAML', default=None,
+                        help='recording description (docs/recordings.md); its scan role names '
+                        'the LaserScan topic')
+    parser.add_argument('--skip-corrupt', action='store_true',
+                        help='read past corrupt or undecodable messages with a warning (default: '
+                        'they are an error)')
+
+
+def scan_topic(args: argparse.Namespace) -> str:
+    """The LaserScan topic: --topic, else the recording's scan role, else /scan."""
+    if args.topic is not None:
+        return str(args.topic)
+    if args.recording is not None:
+        from rc_sim_description.recording import load_recording
+
+        recording = load_recording(args.recording)
+        if 'scan' not in recording.roles:
+            raise ConfigError(f'{args.recording}: no scan role (add scan: {{topic: /scan}})')
+        return recording.roles['scan'].topic
+    return '/scan'
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -84,13 +114,14 @@ def command_apply(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.preset, args.set)
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
-    total = message_count(args.bag)
+    topic = scan_topic(args)
+    total = message_count(args.bag, skip_corrupt=args.skip_corrupt)
     with progress('lidar apply', total) as bar:
-        report = apply_errors_to_bag(args.bag, args.out, config, topic=args.topic, seed=args.seed,
+        report = apply_errors_to_bag(args.bag, args.out, config, topic=topic, seed=args.seed,
                                      storage=args.storage, force=args.force,
-                                     on_progress=bar.update)
+                                     on_progress=bar.update, skip_corrupt=args.skip_corrupt)
     print(f'wrote {report.output} ({report.storage}): {report.scans_out}/{report.scans_in} '
-          f'scans of {args.topic} kept, {report.other_messages} other messages copied')
+          f'scans of {topic} kept, {report.other_messages} other messages copied')
     return 0
 
 
@@ -98,6 +129,7 @@ def command_stats(args: argparse.Namespace) -> int:
     """``rcsim lidar stats``."""
     from rc_sim_sensors.bag_tools import scan_statistics
 
-    for line in scan_statistics(args.bag, args.topic).lines():
+    stats = scan_statistics(args.bag, scan_topic(args), skip_corrupt=args.skip_corrupt)
+    for line in stats.lines():
         print(line)
     return 0

@@ -13,10 +13,10 @@ pytest.importorskip('rosbags')
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from rc_sim_description.bags import BagError as LidarBagError
 from rc_sim_description.cli_support import run_cli
 from rc_sim_sensors import cli
 from rc_sim_sensors.bag_tools import (
-    LidarBagError,
     apply_errors_to_bag,
     read_scans,
     scan_statistics,
