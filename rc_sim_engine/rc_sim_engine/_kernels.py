@@ -43,6 +43,7 @@ from rc_sim_engine.packed import (
     P_FZ_REAR,
     P_GAIN_LEFT,
     P_GAIN_RIGHT,
+    P_GZ_ACTUATORS,
     P_J_HINGE,
     P_J_REAR,
     P_K_LEFT,
@@ -189,6 +190,75 @@ def project_kinematic(x: NDArray[np.float64], p: NDArray[np.float64]) -> None:
 def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wheel_cmd: float,
             dt: float, n_sub: int, model_id: int, integ_id: int, project: bool) -> None:
     """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place."""
+    if p[P_GZ_ACTUATORS] > 0.5:
+        _advance_gz(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+    else:
+        _advance_models(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _chassis_substep(x: NDArray[np.float64], p: NDArray[np.float64], h: float, d0: float,
+                     d: float, w0: float, w: float, model_id: int, integ_id: int,
+                     project: bool) -> float:
+    """Chassis step with the actuator outputs at their sub-step midpoints (second-order
+    coupling); returns tan of the midpoint steering angle."""
+    d_mid = 0.5 * (d0 + d)
+    cd, sd = math.cos(d_mid), math.sin(d_mid)
+    td = sd / cd
+    integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, 0.5 * (w0 + w))
+    if project:
+        project_kinematic(x, p)
+    return td
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _joint_angles(x: NDArray[np.float64], p: NDArray[np.float64], h: float, td: float) -> None:
+    rear, fl, fr = wheel_joint_rates(x, p, td)
+    x[REAR_WHEEL_ANGLE] += h * rear
+    x[FRONT_LEFT_WHEEL_ANGLE] += h * fl
+    x[FRONT_RIGHT_WHEEL_ANGLE] += h * fr
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _advance_gz(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float,
+                wheel_cmd: float, dt: float, n_sub: int, model_id: int, integ_id: int,
+                project: bool) -> None:
+    """:func:`advance` with the gz actuators (pd_joint servo and drive, no dead band, no
+    backlash): the default car's path, kept free of the other models' branches."""
+    h = dt / n_sub
+    fz_r0 = p[P_FZ_REAR]
+    phi = p[P_SERVO_PHI:P_SERVO_PHI + 9]
+    d_target = servo_target(steer_cmd, p)
+    x[SERVO_TARGET] = d_target
+    w_target = wheel_target(wheel_cmd, p)
+    for _ in range(n_sub):
+        d0, w0 = x[STEER], x[WHEEL_SPEED]
+        d, rate, integ = servo_substep(
+            x[STEER], x[STEER_RATE], x[SERVO_INTEGRAL], d_target, h, phi, p[P_J_HINGE],
+            p[P_SERVO_KP], p[P_SERVO_KI], p[P_SERVO_KD], p[P_SERVO_IMAX], p[P_SERVO_TMAX],
+            p[P_MAX_STEER_RATE], p[P_MAX_STEER])
+        x[STEER] = d
+        x[STEER_RATE] = rate
+        x[SERVO_INTEGRAL] = integ
+        fz_r = fz_r0
+        if p[P_LOAD_TRANSFER] > 0.5:
+            fz_r = axle_loads(p, rear_drive_force(x[VX], x[WHEEL_SPEED], p, fz_r0))[1]
+        w, wint = wheel_substep(
+            x[WHEEL_SPEED], x[WHEEL_INTEGRAL], w_target, x[VX], fz_r, h, p[P_J_REAR], p[P_R],
+            p[P_WHEEL_KP], p[P_WHEEL_KI], p[P_WHEEL_KD], p[P_WHEEL_IMAX], p[P_WHEEL_TMAX],
+            p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E], V_EPS)
+        x[WHEEL_SPEED] = w
+        x[WHEEL_INTEGRAL] = wint
+        td = _chassis_substep(x, p, h, d0, d, w0, w, model_id, integ_id, project)
+        _joint_angles(x, p, h, td)
+    x[SERVO_ANGLE] = x[STEER]  # no backlash
+
+
+@njit(cache=True, error_model='numpy')
+def _advance_models(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float,
+                    wheel_cmd: float, dt: float, n_sub: int, model_id: int, integ_id: int,
+                    project: bool) -> None:
+    """:func:`advance` with any servo and drive model, dead band and backlash."""
     h = dt / n_sub
     fz_r0 = p[P_FZ_REAR]
     phi = p[P_SERVO_PHI:P_SERVO_PHI + 9]
@@ -205,19 +275,12 @@ def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wh
         d0, vx0 = x[STEER], x[VX]
         w0 = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
         _servo(x, p, d_target, h, phi, servo_model, backlash)
-        d = x[STEER]
         fz_r = fz_r0
         if p[P_LOAD_TRANSFER] > 0.5:
             fz_r = axle_loads(p, rear_drive_force(x[VX], w0, p, fz_r0))[1]
         _drive(x, p, w_target, h, fz_r, drive_model)
         w = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
-        # the chassis sees the actuator outputs at the sub-step midpoint (second-order coupling)
-        d_mid = 0.5 * (d0 + d)
-        cd, sd = math.cos(d_mid), math.sin(d_mid)
-        td = sd / cd
-        integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, 0.5 * (w0 + w))
-        if project:
-            project_kinematic(x, p)
+        td = _chassis_substep(x, p, h, d0, x[STEER], w0, w, model_id, integ_id, project)
         if throttle:  # no slip state: the rear wheels roll
             if sticks(w, x[VX], vx0, p[P_CM1], p[P_CR0]):
                 x[VX] = 0.0  # static friction: at rest, never pushed backwards
@@ -225,10 +288,7 @@ def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wh
                     x[VY] = 0.0  # (no creep into denormals)
                     x[YAW_RATE] = 0.0
             x[WHEEL_SPEED] = x[VX] / p[P_R]
-        rear, fl, fr = wheel_joint_rates(x, p, td)
-        x[REAR_WHEEL_ANGLE] += h * rear
-        x[FRONT_LEFT_WHEEL_ANGLE] += h * fl
-        x[FRONT_RIGHT_WHEEL_ANGLE] += h * fr
+        _joint_angles(x, p, h, td)
 
 
 @njit(cache=True, error_model='numpy')

@@ -42,8 +42,8 @@ P_REAR_STEER = 51
 (P_DEAD_BAND, P_BACKLASH, P_STEER_KIND, P_GAIN_LEFT, P_GAIN_RIGHT, P_K_LEFT, P_K_RIGHT,
  P_TANH_K_LEFT, P_TANH_K_RIGHT, P_DRIVE_MODEL, P_DRIVE_TAU, P_DRIVE_DECAY, P_DRIVE_ACC,
  P_DRIVE_BRAKE, P_CM1, P_CM2, P_CR0, P_CR1, P_CR2, P_DUTY_DEAD_BAND, P_DUTY_DECAY,
- P_GRIP_LONG) = range(61, 83)
-N_PARAM = 83
+ P_GRIP_LONG, P_GZ_ACTUATORS) = range(61, 84)
+N_PARAM = 84
 
 #: steering.servo_model -> kernel id.
 SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
@@ -192,3 +192,7 @@ def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_i
     row[P_DUTY_DECAY] = np.exp(-h / tau_d) if tau_d > 0.0 else 0.0
     lon = p.tyres.pacejka_longitudinal  # peak of D sin(C atan(.)): D, or D sin(C pi/2) for C < 1
     row[P_GRIP_LONG] = lon.D * (1.0 if lon.C >= 1.0 else np.sin(0.5 * np.pi * lon.C))
+    # 1: the gz actuators alone (pd_joint servo and drive, no dead band or backlash): the
+    # kernels' branch-free path of the default car
+    row[P_GZ_ACTUATORS] = float(s.servo_model == 'pd_joint' and d.drive_model == 'pd_joint'
+                                and s.steering_dead_band == 0.0 and s.steering_backlash == 0.0)
