@@ -94,14 +94,14 @@ class Car:
             ``steering_offset``); ``'normalised'``: servo commands s in [-1, 1] through the
             left/right map of vehicle.yaml.
         drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
-            ``drive.drive_model: throttle``); None: what the cars' drive model takes.
+            ``drive.drive_model: throttle``).
     """
 
     def __init__(self, params: VehicleParams | Sequence[VehicleParams], *,
                  model: str = 'single_track', integrator: str = 'rk4', dt: float = 1e-3,
                  n: int | None = None, tyre_model: str | None = None,
                  load_transfer: bool = False, steering_kind: str = 'angle',
-                 drive_kind: str | None = None) -> None:
+                 drive_kind: str = 'wheel_speed') -> None:
         self.params = as_param_list(params, n)
         self.n = len(self.params)
         self.model = get_model(model)

@@ -76,30 +76,19 @@ def resolve_steering_kind(kind: str) -> int:
     return STEERING_KINDS[kind]
 
 
-def resolve_drive_kind(params: Sequence[VehicleParams], kind: str | None) -> str:
-    """The drive command kind, checked against every car's ``drive.drive_model``.
-
-    ``None`` means the kind the drive models take (a duty for ``throttle``, else a wheel speed).
-    Duties need ``drive_model: throttle`` and wheel speeds any other model: a mismatch, or a batch
-    mixing both, is a one-line :class:`ConfigError`.
-    """
-    if kind is not None and kind not in DRIVE_KINDS:
+def resolve_drive_kind(params: Sequence[VehicleParams], kind: str) -> str:
+    """``kind`` checked against every car's ``drive.drive_model``: duties need ``drive_model:
+    throttle``, wheel speeds any other model; a mismatch is a one-line :class:`ConfigError`."""
+    if kind not in DRIVE_KINDS:
         from rc_sim_description.yamlio import did_you_mean
 
         raise ConfigError(f'unknown drive_kind {kind!r}{did_you_mean(kind, DRIVE_KINDS)} '
                           f'(choose from {", ".join(DRIVE_KINDS)})')
-    throttle = [p.drive.drive_model == 'throttle' for p in params]
-    if kind is None:
-        if any(throttle) and not all(throttle):
-            raise ConfigError('params: drive_model throttle (duty commands) mixed with '
-                              'wheel-speed drive models in one batch')
-        return 'throttle' if throttle and throttle[0] else 'wheel_speed'
-    for i, is_throttle in enumerate(throttle):
-        if is_throttle != (kind == 'throttle'):
-            model = params[i].drive.drive_model
+    for i, p in enumerate(params):
+        if (p.drive.drive_model == 'throttle') != (kind == 'throttle'):
             raise ConfigError(f'drive_kind {kind!r} does not fit params[{i}] drive.drive_model '
-                              f'{model!r} (duties need drive_model throttle, wheel speeds '
-                              f'pd_joint or first_order)')
+                              f'{p.drive.drive_model!r} (duties need drive_model throttle, '
+                              f'wheel speeds pd_joint or first_order)')
     return kind
 
 

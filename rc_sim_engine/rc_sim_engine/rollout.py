@@ -139,7 +139,7 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
             t_out: ArrayLike, model: str = 'single_track', integrator: str = 'rk4',
             dt: float = 1e-3, tyre_model: str | None = None,
             load_transfer: bool = False, steering_kind: str = 'angle',
-            drive_kind: str | None = None) -> RolloutResult:
+            drive_kind: str = 'wheel_speed') -> RolloutResult:
     """Simulate every parameter set on the commands; see the module docstring for timing.
 
     Args:
@@ -152,7 +152,7 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
         steering_kind: ``'angle'`` [rad] or ``'normalised'`` (servo command in [-1, 1] through
             the left/right map of vehicle.yaml).
         drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
-            ``drive.drive_model: throttle``); None: what the drive models take.
+            ``drive.drive_model: throttle``).
     """
     plist = as_param_list(params)
     drive = resolve_drive_kind(plist, drive_kind)

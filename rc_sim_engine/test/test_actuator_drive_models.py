@@ -21,6 +21,11 @@ BASE = load_vehicle_params()
 THROTTLE = BASE.with_values(drive_model='throttle')
 
 
+def _esc_car(p: VehicleParams, **kwargs: object) -> Car:
+    """A car driven by duties."""
+    return Car(p, drive_kind='throttle', **kwargs)  # type: ignore[arg-type]
+
+
 def _wheel_and_speed(car: Car, steer: float, drive: float, n: int
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     w, v = [], []
@@ -85,7 +90,7 @@ def _steady_speed(p: VehicleParams, duty: float) -> float:
 @pytest.mark.parametrize('dt', [1e-3, 1e-2])
 def test_throttle_steady_speed_is_the_closed_form_root(duty: float, dt: float) -> None:
     p = THROTTLE.with_values(throttle_dead_band=0.05, effective_wheel_radius=0.048)
-    car = Car(p, dt=dt)
+    car = _esc_car(p, dt=dt)
     car.step(0.0, duty, int(30.0 / dt))  # 25 time constants m / (C_m2 d + C_r1)
     v_star = _steady_speed(p, duty)
     assert car.state[0, VX] == pytest.approx(v_star, rel=1e-9)
@@ -117,7 +122,7 @@ def test_throttle_transient_matches_the_published_equation() -> None:
     ref = solve_ivp(rhs, (0.0, t_end), [0.0, 0.0], max_step=1e-3, rtol=1e-10, atol=1e-12,
                     dense_output=True)
     for dt, tol in ((1e-3, 1e-4), (1e-2, 5e-4)):
-        car = Car(p, dt=dt)
+        car = _esc_car(p, dt=dt)
         car.step(0.0, 0.0, n_steps=0)  # the duty lag starts settled at 0, like the reference
         _, v = _wheel_and_speed(car, 0.0, u, int(t_end / dt))
         t = dt * np.arange(1, len(v) + 1)
@@ -130,7 +135,7 @@ def test_throttle_transient_matches_the_published_equation() -> None:
 @pytest.mark.parametrize('dt', [1e-3, 1e-2])
 def test_throttle_standstill_coast_down_and_reverse(model: str, dt: float) -> None:
     p = THROTTLE
-    car = Car(p, model=model, dt=dt)
+    car = _esc_car(p, model=model, dt=dt)
     breakaway = p.drive.rolling_resistance / p.drive.motor_force_gain
     for duty in (0.0, 0.9 * breakaway, -0.9 * breakaway):  # static friction holds the car
         _, v = _wheel_and_speed(car, 0.2, duty, int(2.0 / dt))
@@ -163,7 +168,7 @@ def test_throttle_coast_down_time_matches_the_published_equation() -> None:
                                      + d.drag_coefficient * y[0] ** 2) / m],
                     (0.0, 10.0), [3.0], events=stop, rtol=1e-10, atol=1e-12)
     t_stop = float(ref.t_events[0][0])
-    car = Car(p, dt=1e-3)
+    car = _esc_car(p, dt=1e-3)
     car.reset(speed=3.0)
     _, v = _wheel_and_speed(car, 0.0, 0.0, 4000)
     assert np.all(v >= 0.0) and v[-1] == 0.0
@@ -173,14 +178,16 @@ def test_throttle_coast_down_time_matches_the_published_equation() -> None:
 
 # --------------------------------------------------------------------------- kinds
 def test_drive_kind_must_fit_the_drive_model() -> None:
-    assert Car(BASE).drive_kind == 'wheel_speed'
-    assert Car(THROTTLE).drive_kind == 'throttle'
+    assert Car(BASE).drive_kind == 'wheel_speed'  # the default: today's wheel-speed commands
+    assert _esc_car(THROTTLE).drive_kind == 'throttle'
     with pytest.raises(ConfigError, match=r"drive_kind 'throttle' does not fit params\[0\]"):
         Car(BASE, drive_kind='throttle')
-    with pytest.raises(ConfigError, match=r"drive_kind 'wheel_speed' does not fit params\[1\]"):
-        Car([BASE, THROTTLE], drive_kind='wheel_speed')
-    with pytest.raises(ConfigError, match='mixed'):
-        rollout([BASE, THROTTLE], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], None, t_out=[0.0, 1.0])
+    with pytest.raises(ConfigError, match=r"drive_kind 'wheel_speed' does not fit params\[1\] "
+                                          r"drive.drive_model 'throttle'"):
+        Car([BASE, THROTTLE])
+    with pytest.raises(ConfigError, match=r"params\[1\] drive.drive_model 'pd_joint'"):
+        rollout([THROTTLE, BASE], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], None, t_out=[0.0, 1.0],
+                drive_kind='throttle')
     with pytest.raises(ConfigError, match="unknown drive_kind 'duty'"):
         Car(THROTTLE, drive_kind='duty')
 
@@ -191,8 +198,9 @@ def test_rollout_primes_the_duty_lag_and_equals_car() -> None:
     t_cmd = np.arange(0.0, 3.0, 0.01)
     duty = 0.3 + 0.2 * np.sign(np.sin(2 * t_cmd))
     res = rollout([p, p.with_values(throttle_time_constant=0.2)], t_cmd, np.zeros_like(t_cmd),
-                  duty, InitialState(vx=1.0), t_out=np.arange(0.0, 3.0, dt), dt=dt)
-    car = Car(p, dt=dt)
+                  duty, InitialState(vx=1.0), t_out=np.arange(0.0, 3.0, dt), dt=dt,
+                  drive_kind='throttle')
+    car = _esc_car(p, dt=dt)
     car.reset(speed=1.0)
     for k in range(len(t_cmd) - 1):
         car.step(0.0, duty[k], 10)
@@ -215,8 +223,7 @@ def test_effective_radius_sets_speed_per_wheel_speed_and_slip() -> None:
     assert free.state[0, VX] == pytest.approx(2.0, abs=1e-12)
     res = rollout(p, [0.0], [0.0], [40.0], InitialState(vx=2.0), t_out=[0.0])
     assert res.wheel_speed[0, 0] == pytest.approx(2.0 / r_eff)
-    for model in ('first_order', 'throttle'):
-        q = p.with_values(drive_model=model)
-        c = Car(q, dt=1e-3)
+    for model, kind in (('first_order', 'wheel_speed'), ('throttle', 'throttle')):
+        c = Car(p.with_values(drive_model=model), dt=1e-3, drive_kind=kind)
         c.reset(speed=1.5)
         assert c.wheel_speed()[0] == pytest.approx(1.5 / r_eff)
