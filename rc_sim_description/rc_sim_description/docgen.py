@@ -38,10 +38,12 @@ SECTION_USERS: dict[str, str] = {
                        'load transfer).',
     'friction': 'the xacro car (gz wheel surfaces: mu1, mu2, fdir1), the embedded engine (tyre '
                 'force saturation).',
-    'steering': 'the xacro car (hinge joint limits, JointPositionController PID), the command '
-                'mapper (limit, trim), the embedded engine (servo model), the calibrator.',
-    'drive': 'the xacro car (rear joint limits, JointController PID), the command mapper (wheel '
-             'speed limit), the embedded engine (wheel speed loop).',
+    'steering': 'the xacro car (hinge joint limits, JointPositionController PID derived from '
+                'the servo model), the command mapper (limit, trim), the embedded engine (servo '
+                'models, normalised command map), the calibrator.',
+    'drive': 'the xacro car (rear joint limits, JointController PID derived from the drive model, '
+             'wheel collision radius), the command mapper (wheel speed limit), the embedded '
+             'engine (drive models, rolling radius), the calibrator.',
     'timing': 'the command path of the embedded engine and of the control nodes; the calibrator.',
     'tyres': 'the embedded engine only (gz uses its own contact model).',
     'sensors': 'the xacro car (lidar and IMU frames, gpu_lidar and IMU sensors), the embedded '
@@ -98,6 +100,7 @@ def vehicle_parameters_doc(params: VehicleParams | None = None) -> str:
             meaning = f.metadata.get('doc', '')
             if f.metadata.get('nullable'):
                 meaning += ' May be null.'
+            meaning = meaning.replace('|', '\\|')  # a pipe would end the table cell
             out.append(f'| `{f.name}` | {f.metadata.get("unit", "")} | '
                        f'{_fmt(getattr(values, f.name))} | {meaning} | '
                        f'{"yes" if f.name in in_urdf else ""} |')

@@ -44,6 +44,12 @@ __all__ = [
 ]
 
 TYRE_MODELS = ('linear', 'fiala', 'pacejka')
+#: Steering servo models (``steering.servo_model``): the gz JointPositionController PID on the
+#: hinge inertia, a first-order lag, a second-order (natural frequency, damping) response.
+SERVO_MODELS = ('pd_joint', 'first_order', 'second_order')
+#: Rear drive models (``drive.drive_model``): the gz JointController wheel PID, a speed-loop ESC
+#: (first-order wheel-speed lag with acceleration/braking limits), an ESC + DC motor (duty).
+DRIVE_MODELS = ('pd_joint', 'first_order', 'throttle')
 
 Check = Callable[[Any], str | None]
 
@@ -79,6 +85,22 @@ def _latency(v: float) -> str | None:
 
 def _tyre_model(v: str) -> str | None:
     return None if v in TYRE_MODELS else f'must be one of {", ".join(TYRE_MODELS)}, got {v!r}'
+
+
+def _one_of(choices: tuple[str, ...]) -> Check:
+    def check(v: str) -> str | None:
+        return None if v in choices else f'must be one of {", ".join(choices)}, got {v!r}'
+    return check
+
+
+def _in_range(lo: float, hi: float, unit: str = '', *, lo_open: bool = False) -> Check:
+    """Check ``lo <= v <= hi`` (``lo < v`` when ``lo_open``)."""
+    left = '(' if lo_open else '['
+
+    def check(v: float) -> str | None:
+        ok = (lo < v if lo_open else lo <= v) and v <= hi
+        return None if ok else f'must be in {left}{lo:g}, {hi:g}]{unit}, got {v!r}'
+    return check
 
 
 def _unit_vector3(v: tuple[float, ...]) -> str | None:
@@ -145,7 +167,7 @@ class FrictionParams:
 
 @dataclass(frozen=True)
 class SteeringParams:
-    """Front steering: limits, trim and the hinge servo (gz JointPositionController) gains."""
+    """Front steering: limits, trim, servo models (gz JointPositionController), command map."""
 
     max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _half_pi_open)
     max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', _positive)
@@ -161,11 +183,45 @@ class SteeringParams:
     servo_i_max: float = _p('N m', 'Hinge PID integrator clamp.', _non_negative)
     servo_max_torque: float = _p('N m', 'Hinge PID output saturation and joint effort limit.',
                                  _positive)
+    servo_model: str = _p(
+        '-', 'Steering servo dynamics: pd_joint (the hinge PID above on the hinge inertia, as gz '
+        'simulates it), first_order (time constant) or second_order (natural frequency, '
+        'damping); all with the slew, dead band, backlash and angle limits.',
+        _one_of(SERVO_MODELS))
+    servo_time_constant: float = _p(
+        's', 'first_order servo: time constant tau of d(delta)/dt = (delta* - delta) / tau.',
+        _in_range(0.0, 2.0, ' s', lo_open=True))
+    servo_natural_frequency: float = _p(
+        'rad/s', 'second_order servo: natural frequency wn of '
+        'd2(delta)/dt2 = wn^2 (delta* - delta) - 2 zeta wn d(delta)/dt.',
+        _in_range(0.0, 1000.0, ' rad/s', lo_open=True))
+    servo_damping_ratio: float = _p('-', 'second_order servo: damping ratio zeta.',
+                                    _in_range(0.0, 10.0, lo_open=True))
+    steering_dead_band: float = _p(
+        'rad', 'Total width of the servo dead band: a target change smaller than it after a '
+        'reversal does not move the servo, which rests within half of it of the target '
+        '(play operator on the target; every servo_model).', _non_negative)
+    steering_backlash: float = _p(
+        'rad', 'Total free play between servo and wheels: the wheels follow the servo output '
+        'only after it has taken up the play (play operator; engine only, gz has none).',
+        _non_negative)
+    steering_gain_left: float | None = _p(
+        'rad', 'Normalised commands: wheel angle change from s = 0 to s = +1 (left); null: '
+        'max_steering_angle.', _half_pi_open, nullable=True)
+    steering_gain_right: float | None = _p(
+        'rad', 'Normalised commands: wheel angle change from s = -1 (right) to s = 0; null: '
+        'max_steering_angle.', _half_pi_open, nullable=True)
+    steering_curvature_left: float = _p(
+        '-', 'Normalised commands, s > 0: shape k of delta = steering_offset + gain '
+        'tanh(k s) / tanh(k); 0 is linear, larger saturates towards full lock.',
+        _in_range(0.0, 20.0))
+    steering_curvature_right: float = _p('-', 'Normalised commands, s < 0: shape k as for the '
+                                         'left side.', _in_range(0.0, 20.0))
 
 
 @dataclass(frozen=True)
 class DriveParams:
-    """Rear drive: wheel speed limit and the wheel velocity loop (gz JointController) gains."""
+    """Rear drive: wheel speed limit, rolling radius, drive models (gz JointController gains)."""
 
     max_wheel_speed: float = _p('rad/s', 'Rear wheel angular speed limit.', _positive)
     wheel_p_gain: float = _p('N m s/rad', 'Wheel speed PID proportional gain.', _non_negative)
@@ -174,6 +230,43 @@ class DriveParams:
     wheel_i_max: float = _p('N m', 'Wheel PID integrator clamp.', _non_negative)
     wheel_max_torque: float = _p('N m', 'Wheel PID output saturation and joint effort limit.',
                                  _positive)
+    drive_model: str = _p(
+        '-', 'Rear drive: pd_joint (the wheel PID above, as gz simulates it), first_order '
+        '(speed-loop ESC: first-order wheel-speed lag with acceleration and braking limits) or '
+        'throttle (ESC + DC motor driven by a duty in [-1, 1]).', _one_of(DRIVE_MODELS))
+    effective_wheel_radius: float | None = _p(
+        'm', 'Effective rolling radius R (speed = R omega when rolling without slip); null: '
+        'wheel_radius. Engine slip and kinematics and the gz collision cylinders use it.',
+        _positive, nullable=True)
+    drive_time_constant: float = _p(
+        's', 'first_order drive: time constant of d(omega)/dt = (omega* - omega) / tau.',
+        _in_range(0.0, 5.0, ' s', lo_open=True))
+    max_acceleration: float = _p(
+        'm/s^2', 'first_order drive: largest rolling acceleration R d(omega)/dt while the wheel '
+        'speeds up.', _positive)
+    max_deceleration: float = _p(
+        'm/s^2', 'first_order drive: largest rolling deceleration while the wheel slows down '
+        '(braking).',
+        _positive)
+    motor_force_gain: float = _p(
+        'N', 'throttle drive: C_m1, force per unit duty at standstill.', _non_negative)
+    motor_back_emf_gain: float = _p(
+        'N s/m', 'throttle drive: C_m2, force lost per unit duty and unit wheel speed R omega '
+        '(back-EMF).', _non_negative)
+    rolling_resistance: float = _p(
+        'N', 'throttle drive: C_r0, Coulomb rolling and drivetrain resistance (holds a stopped '
+        'car; never pushes it).', _non_negative)
+    viscous_resistance: float = _p('N s/m', 'throttle drive: C_r1, resistance per unit speed.',
+                                   _non_negative)
+    drag_coefficient: float = _p(
+        'N s^2/m^2', 'throttle drive: C_r2, aerodynamic drag per unit speed squared.',
+        _non_negative)
+    throttle_dead_band: float = _p(
+        '-', 'throttle drive: duty d0 the ESC ignores; d_eff = sign(d) max(abs(d) - d0, 0).',
+        _in_range(0.0, 0.9))
+    throttle_time_constant: float = _p(
+        's', 'throttle drive: first-order lag of the duty (ESC and motor current); 0: none.',
+        _in_range(0.0, 2.0, ' s'))
 
 
 @dataclass(frozen=True)
@@ -282,6 +375,22 @@ class VehicleParams:
         return self.steering.max_steering_rate * (1.0 + t * t) / ((1.0 - a * t) ** 2 + t * t)
 
     @property
+    def effective_wheel_radius(self) -> float:
+        """Rolling radius R of the engine and the gz collision cylinders [m]:
+        drive.effective_wheel_radius, or geometry.wheel_radius when that is null."""
+        r = self.drive.effective_wheel_radius
+        return self.geometry.wheel_radius if r is None else r
+
+    @property
+    def normalised_steering_gains(self) -> tuple[float, float]:
+        """(left, right) gains of the normalised steering map [rad]; a null gain is
+        max_steering_angle."""
+        s = self.steering
+        left = s.max_steering_angle if s.steering_gain_left is None else s.steering_gain_left
+        right = s.max_steering_angle if s.steering_gain_right is None else s.steering_gain_right
+        return left, right
+
+    @property
     def max_speed(self) -> float:
         """Speed at the wheel speed limit, v_max = omega_max * r [m/s]."""
         return self.drive.max_wheel_speed * self.geometry.wheel_radius
@@ -296,9 +405,10 @@ class VehicleParams:
     def principal_inertias(self) -> tuple[float, float, float]:
         """(Ixx, Iyy, Izz) of the whole vehicle about its centre of mass [kg m^2].
 
-        Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12,
-        With t = tan(delta), a = W / (2L): d(delta_in)/d(delta) = (1 + t^2) / ((1 - a t)^2 + t^2),
-        m s^2 (l^2+w^2)/12 equals yaw_inertia; the result is a real box, so it is physically valid.
+        Missing roll/pitch inertias come from the chassis box (l, w, h) with its length and
+        width scaled by s so that m s^2 (l^2 + w^2) / 12 equals yaw_inertia:
+        Ixx = m (s^2 w^2 + h^2) / 12, Iyy = m (s^2 l^2 + h^2) / 12; a real box, so the triple is
+        physically valid.
         """
         return _principal_inertias(self.geometry, self.mass_properties)
 
@@ -514,6 +624,13 @@ def _cross_checks(p: VehicleParams) -> None:
              f'(R = {p.min_turning_radius:.4g} m) than half the track width')
     if abs(p.steering.steering_offset) >= p.steering.max_steering_angle:
         fail('steering.steering_offset', 'magnitude must be below max_steering_angle')
+    for key in ('steering_dead_band', 'steering_backlash'):
+        if getattr(p.steering, key) >= p.steering.max_steering_angle:
+            fail(f'steering.{key}', 'must be below max_steering_angle')
+    r_eff = p.drive.effective_wheel_radius
+    if r_eff is not None and not 0.8 * g.wheel_radius <= r_eff <= 1.2 * g.wheel_radius:
+        fail('drive.effective_wheel_radius',
+             f'must be within 20 % of wheel_radius ({g.wheel_radius}), got {r_eff}')
     ixx, iyy, izz = p.principal_inertias
     for name, a, b, c in (('roll_inertia', ixx, iyy, izz), ('pitch_inertia', iyy, ixx, izz),
                           ('yaw_inertia', izz, ixx, iyy)):

@@ -14,8 +14,9 @@ from pathlib import Path
 
 __all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
 
-KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'models.py',
-                  'integrators.py', '_kernels.py', '_jit_cache.py', 'four_wheel_steering.py')
+KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
+                  'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
+                  'four_wheel_steering.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 

@@ -791,4 +791,4 @@ class Simulator:
             vwy -= k * vn * ny
             s[i, VX] = c * vwx + sn * vwy
             s[i, VY] = -sn * vwx + c * vwy
-            s[i, WHEEL_SPEED] = s[i, VX] / self.params[i].geometry.wheel_radius
+            s[i, WHEEL_SPEED] = s[i, VX] / self.params[i].effective_wheel_radius
