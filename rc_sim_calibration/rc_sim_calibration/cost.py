@@ -29,16 +29,16 @@ __all__ = ['CHANNELS', 'METRICS', 'CostConfig', 'channel_metrics', 'residuals', 
 
 Array = np.ndarray
 
-CHANNELS: tuple[str, ...] = ('position', 'speed', 'yaw_rate', 'wheel_speed')
+CHANNELS: tuple[str, ...] = ('position', 'yaw', 'speed', 'yaw_rate', 'wheel_speed')
 METRICS: tuple[str, ...] = ('mse', 'rmse', 'itae')
 
 
 def _default_weights() -> dict[str, float]:
-    return {'position': 1.0, 'speed': 1.0, 'yaw_rate': 1.0, 'wheel_speed': 0.0}
+    return {'position': 1.0, 'yaw': 0.0, 'speed': 1.0, 'yaw_rate': 1.0, 'wheel_speed': 0.0}
 
 
 def _default_scales() -> dict[str, float]:
-    return {'position': 0.05, 'speed': 0.1, 'yaw_rate': 0.1, 'wheel_speed': 2.0}
+    return {'position': 0.05, 'yaw': 0.02, 'speed': 0.1, 'yaw_rate': 0.1, 'wheel_speed': 2.0}
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,15 @@ class CostConfig:
 
 
 def channel_metrics(errors: Mapping[str, Array], masks: Mapping[str, Array],
-                    t_rel: Array) -> dict[str, dict[str, Array]]:
-    """Per channel ``{'mse','rmse','itae'}`` arrays (P,) from errors (P, W, K) and masks (W, K)."""
-    dt = float(t_rel[1] - t_rel[0]) if t_rel.size > 1 else 0.0
+                    t_rel: Array, *, sample_dt: float | None = None,
+                    n_windows: int | None = None) -> dict[str, dict[str, Array]]:
+    """Per channel ``{'mse','rmse','itae'}`` arrays (P,) from errors (P, W, K) and masks (W, K).
+
+    Samples of the window protocol come as one row (P, 1, S) with ``t_rel`` the time since each
+    sample's window start, their interval ``sample_dt`` and the number of windows ``n_windows``.
+    """
+    dt = sample_dt if sample_dt is not None else (
+        float(t_rel[1] - t_rel[0]) if t_rel.size > 1 else 0.0)
     out: dict[str, dict[str, Array]] = {}
     for ch, err in errors.items():
         if ch not in masks:
@@ -89,17 +95,18 @@ def channel_metrics(errors: Mapping[str, Array], masks: Mapping[str, Array],
             continue
         e = np.where(mask[None], err, 0.0)
         mse = np.sum(e * e, axis=(1, 2)) / n
-        n_windows = max(int(mask.any(axis=1).sum()), 1)
-        itae = np.sum(np.abs(e) * t_rel[None, None, :], axis=(1, 2)) * dt / n_windows
+        n_win = n_windows or max(int(mask.any(axis=1).sum()), 1)
+        itae = np.sum(np.abs(e) * t_rel[None, None, :], axis=(1, 2)) * dt / n_win
         out[ch] = {'mse': mse, 'rmse': np.sqrt(mse), 'itae': itae}
     return out
 
 
 def scalar_cost(errors: Mapping[str, Array], masks: Mapping[str, Array], t_rel: Array,
-                config: CostConfig, prior_sq: Array | None = None) -> Array:
+                config: CostConfig, prior_sq: Array | None = None, *,
+                sample_dt: float | None = None, n_windows: int | None = None) -> Array:
     """Cost J (P,) of each parameter set (see module docstring); NaN errors give +inf."""
-    metrics = channel_metrics(errors, masks, t_rel)
-    horizon = float(t_rel[-1] - t_rel[0]) if t_rel.size > 1 else 1.0
+    metrics = channel_metrics(errors, masks, t_rel, sample_dt=sample_dt, n_windows=n_windows)
+    horizon = float(np.max(t_rel) - np.min(t_rel)) if t_rel.size > 1 else 1.0
     total: Array | None = None
     n_data = 0
     for ch, m in metrics.items():

@@ -1,22 +1,25 @@
-"""Real-car data from a bag: commands and measurements on one time grid.
+"""Real-car data from a bag: commands and measurements on one time grid, and the pose track.
 
 The bag is read through a recording description (:mod:`rc_sim_description.recording`; built from
-the default topic names and ``--topic ROLE=/NAME`` when no ``--recording`` is given). Pipeline:
-per-role time series (header stamp when on the bag's clock, else log time) -> outlier rejection
-(Hampel filter) -> yaw unwrapping -> resampling onto one uniform grid -> gyro-bias estimate ->
-trimming of idle segments. Commands stay an event series (zero-order held by the replay).
+the default topic names and ``--topic ROLE=/NAME`` when no ``--recording`` is given), see
+:mod:`rc_sim_calibration.bagread`. Pipeline: per-role time series -> outlier rejection (Hampel
+filter) -> yaw unwrapping -> resampling onto one uniform grid -> gyro-bias estimate -> trimming of
+idle segments. Commands stay an event series (zero-order held by the replay). The measured pose
+stream is also kept as it is (``raw_track``, what the window protocol of
+``docs/prediction_windows.md`` scores) and cleaned (``track``, what the fit's windows use).
 
-Command sources, first present wins: steering + drive (std_msgs scalars, with their kinds),
-``cmd_vel`` (geometry_msgs/Twist through the control core's mapper), ``command`` (ackermann_msgs
-AckermannDrive[Stamped], wheel speed = speed / wheel_radius); an ``enable`` deadman gates the drive
-command. Motion: ``pose`` (the measured frame, with its offset in base_link) or ``odom``
-(nav_msgs/Odometry of base_link; twist if non-zero, else differentiated pose), ``imu`` (yaw rate
-minus gyro bias), ``wheel_speed`` or ``joint_states`` (measured rear wheel speed).
+Command sources, first present wins: steering + drive (std_msgs scalars with their kinds: angle
+or normalised steering; speed, wheel speed or throttle drive), ``cmd_vel`` (geometry_msgs/Twist
+through the control core's mapper), ``command`` (ackermann_msgs AckermannDrive[Stamped], wheel
+speed = speed / wheel_radius); an ``enable`` deadman gates the drive command. Motion: ``pose``
+(the measured frame) or ``odom`` (nav_msgs/Odometry; its child frame says where it is), ``imu``
+(yaw rate minus gyro bias), ``wheel_speed`` or ``joint_states`` (measured rear wheel speed).
+The measured frame's offset in base_link: :mod:`rc_sim_calibration.measured_point`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 import math
 from pathlib import Path
@@ -24,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from rc_sim_calibration.bagread import (
+    DEFAULT_TOPICS,
+    RawBag,
+    parse_topic_overrides,
+    read_bag,
+)
+from rc_sim_calibration.baselines import PoseTrack, make_pose_track
 from rc_sim_calibration.errors import CalibrationError
+from rc_sim_calibration.measured_point import resolve_offset
 from rc_sim_description.params import VehicleParams
 from rc_sim_description.recording import base_link_pose
 
@@ -43,160 +54,11 @@ __all__ = [
 
 Array = np.ndarray
 
-#: Role -> default topic (docs/conventions.md); ``--topic role=/name`` overrides one.
-DEFAULT_TOPICS: dict[str, str] = {
-    'steering': '/steering_angle',
-    'wheel_speed': '/rear_wheel_speed',
-    'cmd_vel': '/cmd_vel',
-    'ackermann': '/ackermann_cmd',
-    'odom': '/odom',
-    'imu': '/imu',
-    'joint_states': '/joint_states',
-}
-
-#: ``--topic`` role -> recording role (and kind): the legacy names keep their meaning
-_LEGACY_ROLES: dict[str, tuple[str, str]] = {
-    'steering': ('steering', 'angle'),
-    'wheel_speed': ('drive', 'wheel_speed'),   # commanded rear wheel speed [rad/s]
-    'cmd_vel': ('cmd_vel', ''),
-    'ackermann': ('command', ''),
-    'odom': ('odom', ''),
-    'imu': ('imu', ''),
-    'joint_states': ('joint_states', ''),
-}
-#: recording role -> series name of :class:`RawBag` (legacy names where the meaning is the same)
-_SERIES = {'command': 'ackermann', 'wheel_speed': 'wheel_meas'}
-
-
-def _topic_roles() -> list[str]:
-    from rc_sim_description.recording import ROLE_TYPES
-
-    return [*DEFAULT_TOPICS, *(r for r in ROLE_TYPES if r not in DEFAULT_TOPICS and r != 'scan')]
-
-
-def parse_topic_overrides(items: Iterable[str]) -> dict[str, str]:
-    """``['odom=/vicon/odom', ...]`` -> full role -> topic mapping (defaults for the others).
-
-    Roles: the defaults' (``wheel_speed`` = commanded rear wheel speed [rad/s], ``ackermann``)
-    and the recording roles ``pose``, ``drive``, ``command``, ``enable`` (default kinds).
-    """
-    topics = dict(DEFAULT_TOPICS)
-    roles = _topic_roles()
-    for item in items:
-        role, sep, topic = item.partition('=')
-        role = role.strip()
-        if not sep or not topic.strip():
-            raise CalibrationError(f'--topic {item!r}: expected ROLE=/topic '
-                                   f'(roles: {", ".join(roles)})')
-        if role not in roles:
-            raise CalibrationError(f'--topic {item!r}: unknown role {role!r} '
-                                   f'(roles: {", ".join(roles)})')
-        topic = topic.strip()
-        topics[role] = topic if topic.startswith('/') else '/' + topic
-    return topics
-
 
 # --------------------------------------------------------------------------- message fields
 def yaw_from_quaternion(qx: Array, qy: Array, qz: Array, qw: Array) -> Array:
     """Yaw of a unit quaternion, psi = atan2(2(w z + x y), 1 - 2(y^2 + z^2)) (ZYX convention)."""
     return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
-
-
-# --------------------------------------------------------------------------- reading
-@dataclass(frozen=True)
-class RawBag:
-    """The roles of one bag as arrays; times in s since the bag's first message.
-
-    ``series`` keys: steering, wheel_speed (commanded [rad/s]), drive (other kinds), cmd_vel,
-    ackermann, enable, odom (x, y, qx, qy, qz, qw, vx, vy, yaw_rate), pose (x, y, yaw, vx, vy,
-    yaw_rate of the measured frame; NaN twist unless Odometry), imu, joint_states, wheel_meas.
-    """
-
-    path: str
-    start_ns: int
-    topics: dict[str, str]          # every topic of the bag -> message type
-    roles: dict[str, str]           # series name -> topic actually read
-    series: dict[str, dict[str, Array]]  # series name -> {'t': (K,) s, field: (K,)}
-    kinds: dict[str, str] = field(default_factory=dict)  # series name -> kind
-    pose_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    clocks: dict[str, str] = field(default_factory=dict)  # series name -> 'header' | 'log'
-
-
-def default_recording(bag: Any, topics: Mapping[str, str] | None = None,
-                      explicit: Iterable[str] = ()) -> Any:
-    """The recording a ``--topic`` mapping describes: each role whose topic is in the bag (a
-    wrong type is an error naming the role); default names that are absent are left out."""
-    from rc_sim_description.recording import ROLE_TYPES, recording_from_mapping
-
-    topics = dict(DEFAULT_TOPICS if topics is None else topics)
-    body: dict[str, dict[str, Any]] = {}
-    for role, topic in topics.items():
-        info = bag.topics.get(topic)
-        if info is None:
-            continue
-        name, kind = _LEGACY_ROLES.get(role, (role, ''))
-        if info.msgtype not in ROLE_TYPES[name]:
-            raise CalibrationError(
-                f'{bag.path}: topic {topic} has type {info.msgtype}, expected '
-                f'{" or ".join(ROLE_TYPES[name])} for {role} (map another topic with --topic '
-                f'{role}=NAME, or describe the recording with --recording)')
-        body[name] = {'topic': topic, **({'kind': kind} if kind else {})}
-    if ('steering' in body) != ('drive' in body):
-        body.pop('steering', None)
-        body.pop('drive', None)
-    if not body:
-        return None
-    return recording_from_mapping(body, f'{bag.path} (topic names)')
-
-
-def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
-             recording: Any = None, skip_corrupt: bool = False) -> RawBag:
-    """Read the roles of a bag (directory, .db3, .mcap or ROS 1 .bag) described by
-    ``recording`` (a Recording or a YAML path), else by the ``topics`` role mapping.
-
-    Per message, the time is the header stamp when the message has a non-zero one on the same
-    clock as the log times (within 1 s), else the log (receive) time.
-    """
-    from rc_sim_description.bags import open_bag
-    from rc_sim_description.recording import Recording, extract, load_recording
-
-    bag_path = Path(path)
-    with open_bag(bag_path, skip_corrupt=skip_corrupt) as bag:
-        rec = recording
-        if rec is not None and not isinstance(rec, Recording):
-            rec = load_recording(rec)
-        if rec is None:
-            rec = default_recording(bag, topics)
-        channels = extract(rec, bag) if rec is not None else {}
-        start_ns = bag.start_ns
-        available = {name: info.msgtype for name, info in bag.topics.items()}
-    if not available or start_ns is None:
-        raise CalibrationError(f'{bag_path}: the bag is empty (no topics or no messages)')
-    series: dict[str, dict[str, Array]] = {}
-    roles: dict[str, str] = {}
-    kinds: dict[str, str] = {}
-    clocks: dict[str, str] = {}
-    offset = (0.0, 0.0, 0.0)
-    for name, ch in channels.items():
-        role = rec.roles[name]
-        key = _SERIES.get(name, name)
-        if name == 'drive' and role.kind == 'wheel_speed':
-            key = 'wheel_speed'
-        entry: dict[str, Array] = {'t': (ch.t_ns - start_ns) * 1e-9}
-        if name == 'odom':
-            yaw = ch.values['yaw']
-            entry.update(x=ch.values['x'], y=ch.values['y'], qx=0 * yaw, qy=0 * yaw,
-                         qz=np.sin(0.5 * yaw), qw=np.cos(0.5 * yaw), vx=ch.values['vx'],
-                         vy=ch.values['vy'], yaw_rate=ch.values['yaw_rate'])
-        else:
-            entry.update(ch.values)
-        if name == 'pose':
-            offset = role.offset
-        series[key], roles[key], clocks[key] = entry, role.topic, ch.clock
-        if role.kind:
-            kinds[key] = role.kind
-    return RawBag(path=str(bag_path), start_ns=int(start_ns), topics=available, roles=roles,
-                  series=series, kinds=kinds, pose_offset=offset, clocks=clocks)
 
 
 # --------------------------------------------------------------------------- signal helpers
@@ -240,9 +102,18 @@ class DatasetOptions:
     use_imu: bool = True             # yaw rate from the IMU when present
 
 
+def _empty() -> Array:
+    return np.zeros(0)
+
+
 @dataclass(frozen=True)
 class Dataset:
-    """One bag on a uniform grid; t [s] from the bag's first message, pose in the odom frame."""
+    """One bag on a uniform grid; t [s] from the bag's first message, pose in the odom frame.
+
+    ``x, y, yaw, vx, vy`` are of base_link, derived from the measured frame with ``pose_offset``
+    (the zero placeholder when the offset is unknown: ``offset_source == ''``); ``mvx, mvy`` are
+    the measured point's velocity in its own axes (offset-free).
+    """
 
     name: str
     t: Array          # (K,) [s]
@@ -254,21 +125,27 @@ class Dataset:
     yaw_rate: Array   # [rad/s], gyro bias removed
     wheel_speed: Array  # measured rear wheel speed [rad/s] (NaN when /joint_states is absent)
     t_cmd: Array      # (C,) command event times [s]
-    steering_cmd: Array  # commanded bicycle steering angle [rad]
-    wheel_speed_cmd: Array  # commanded rear wheel speed [rad/s]
+    steering_cmd: Array  # steering command in steering_kind (angle [rad] or normalised)
+    wheel_speed_cmd: Array  # commanded rear wheel speed [rad/s] (NaN for a throttle drive)
     gyro_bias: float = 0.0
     command_source: str = ''
     yaw_rate_source: str = ''
     notes: tuple[str, ...] = field(default_factory=tuple)
     steering_kind: str = 'angle'      # angle [rad] | normalised ([-1, 1] servo command)
     drive_kind: str = 'wheel_speed'   # wheel_speed [rad/s] (speed commands converted) | throttle
-    drive_cmd: Array = field(default_factory=lambda: np.zeros(0))  # drive values in drive_kind
-    t_enable: Array = field(default_factory=lambda: np.zeros(0))   # deadman events [s]
-    enable: Array = field(default_factory=lambda: np.zeros(0))     # 1 where commands act
+    drive_cmd: Array = field(default_factory=_empty)  # drive values in drive_kind
+    t_enable: Array = field(default_factory=_empty)   # deadman events [s]
+    enable: Array = field(default_factory=_empty)     # 1 where commands act
     pose_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)  # measured frame in base_link
-    pose_x: Array = field(default_factory=lambda: np.zeros(0))    # measured frame x [m]
-    pose_y: Array = field(default_factory=lambda: np.zeros(0))    # measured frame y [m]
-    pose_yaw: Array = field(default_factory=lambda: np.zeros(0))  # measured frame yaw [rad]
+    pose_x: Array = field(default_factory=_empty)    # measured frame x [m]
+    pose_y: Array = field(default_factory=_empty)    # measured frame y [m]
+    pose_yaw: Array = field(default_factory=_empty)  # measured frame yaw [rad]
+    offset_source: str = 'pose frame base_link'      # '' = offset unknown (fitted)
+    mvx: Array = field(default_factory=_empty)       # measured point velocity, own axes [m/s]
+    mvy: Array = field(default_factory=_empty)
+    start_ns: int = 0                                # bag clock of t = 0 [ns]
+    track: PoseTrack | None = None                   # cleaned measured pose samples (t [s])
+    raw_track: PoseTrack | None = None               # every pose message (window protocol)
 
     @property
     def duration(self) -> float:
@@ -281,15 +158,14 @@ class Dataset:
         return bool(np.isfinite(self.wheel_speed).any())
 
     @property
-    def fit_supported(self) -> str:
-        """'' when the fit can replay these commands, else why not (one line)."""
-        if self.steering_kind != 'angle':
-            return (f'{self.name}: steering kind {self.steering_kind!r} is not supported by the '
-                    'fit yet (it replays steering angles in rad)')
-        if self.drive_kind == 'throttle':
-            return (f'{self.name}: drive kind {self.drive_kind!r} is not supported by the fit '
-                    'yet (it replays speed or wheel-speed commands)')
-        return ''
+    def offset_known(self) -> bool:
+        """True when the measured frame's offset was given or read from the bag."""
+        return bool(self.offset_source)
+
+    @property
+    def kinds(self) -> tuple[str, str]:
+        """(steering kind, drive kind)."""
+        return self.steering_kind, self.drive_kind
 
     def enabled_at(self, t: Array) -> Array:
         """1 where the deadman lets commands act (zero-order held; 1 without a deadman)."""
@@ -298,22 +174,25 @@ class Dataset:
         return (_zoh(self.t_enable, self.enable, t) != 0).astype(float)
 
     def commands_at(self, t: Array) -> tuple[Array, Array]:
-        """Zero-order-held (steering [rad], wheel speed [rad/s]) commands at times ``t``; the
-        wheel speed is zero while the deadman is off. CalibrationError for kinds the fit does
-        not replay yet (normalised steering, throttle)."""
-        problem = self.fit_supported
-        if problem:
-            raise CalibrationError(problem)
+        """Zero-order-held (steering, drive) commands at times ``t`` in their kinds (steering
+        angle [rad] or normalised; wheel speed [rad/s] or duty); the drive is zero while the
+        deadman is off (the car applies throttle x deadman)."""
         return (_zoh(self.t_cmd, self.steering_cmd, t),
-                _zoh(self.t_cmd, self.wheel_speed_cmd, t) * self.enabled_at(t))
+                _zoh(self.t_cmd, self.drive_cmd, t) * self.enabled_at(t))
 
     def time_slice(self, t_start: float, t_end: float, name: str | None = None) -> Dataset:
         """Grid samples with t_start <= t <= t_end (commands kept whole for the history)."""
         keep = (self.t >= t_start) & (self.t <= t_end)
         arrays = {k: getattr(self, k)[keep] for k in
                   ('t', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'wheel_speed', 'pose_x',
-                   'pose_y', 'pose_yaw') if getattr(self, k).size == self.t.size}
-        return replace(self, name=name or self.name, **arrays)
+                   'pose_y', 'pose_yaw', 'mvx', 'mvy') if getattr(self, k).size == self.t.size}
+        tracks = {}
+        for key in ('track', 'raw_track'):
+            tr = getattr(self, key)
+            if tr is not None:
+                sel = (tr.t >= t_start) & (tr.t <= t_end)
+                tracks[key] = PoseTrack(tr.t[sel], tr.x[sel], tr.y[sel], tr.yaw[sel])
+        return replace(self, name=name or self.name, **arrays, **tracks)
 
 
 def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
@@ -329,7 +208,8 @@ def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
         kind = raw.kinds.get(drive_key, 'wheel_speed')
         wheel = {'wheel_speed': drive, 'speed': drive / params.geometry.wheel_radius}.get(
             kind, np.full_like(drive, np.nan))
-        return (t, steer, wheel, drive, raw.kinds.get('steering', 'angle'),
+        return (t, steer, wheel, drive if kind == 'throttle' else wheel,
+                raw.kinds.get('steering', 'angle'),
                 'throttle' if kind == 'throttle' else 'wheel_speed',
                 f'{raw.roles["steering"]} + {raw.roles[drive_key]} ({kind})')
     if 'cmd_vel' in s:
@@ -391,11 +271,14 @@ def _pose_derivatives(t: Array, x: Array, y: Array, yaw: Array) -> tuple[Array, 
 
 
 def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | None = None,
-                  topics: Mapping[str, str] | None = None) -> Dataset:
+                  topics: Mapping[str, str] | None = None, *,
+                  pose_offset: tuple[float, float, float] | None = None) -> Dataset:
     """Commands and measurements of ``raw`` on one uniform grid, trimmed to the active part.
 
-    The motion source is the ``pose`` series (measured frame; base_link pose = measured pose
-    moved by the declared offset, see :func:`base_link_pose`) or else ``odom`` (base_link).
+    The motion source is the ``pose`` series (measured frame) or else ``odom`` (an Odometry whose
+    child frame is base_link unless it says otherwise). base_link pose = measured pose moved by
+    the offset (:func:`base_link_pose`); ``pose_offset`` (``--odom-offset``) overrides what the
+    recording and the bag say (:func:`rc_sim_calibration.measured_point.resolve_offset`).
     """
     opts = options or DatasetOptions()
     topics = dict(DEFAULT_TOPICS if topics is None else topics)
@@ -409,12 +292,22 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
         raw, params, opts, topics)
     notes: list[str] = []
     motion = raw.series[source]
-    offset = raw.pose_offset if source == 'pose' else (0.0, 0.0, 0.0)
+    frame = raw.pose_frame or ('base_link' if source == 'odom' else '')
+    info = resolve_offset(explicit=pose_offset, declared=raw.offset_declared or (
+        source == 'pose' and any(raw.pose_offset)), recording_offset=raw.pose_offset,
+        frame=frame, static_tf=raw.static_tf)
+    offset = info.offset
+    if not info.known:
+        notes.append(f'the pose of {raw.roles[source]} is of frame {frame or "(unnamed)"} at an '
+                     'unknown offset from base_link: the fit estimates it')
     if source == 'pose':
         yaw_m = np.unwrap(motion['yaw'])
     else:
         yaw_m = np.unwrap(yaw_from_quaternion(motion['qx'], motion['qy'], motion['qz'],
                                               motion['qw']))
+    raw_track = make_pose_track(motion['t'], motion['x'], motion['y'], yaw_m) \
+        if np.all(np.isfinite(np.stack([motion['t'], motion['x'], motion['y'], yaw_m]))) \
+        else None
     cols = {'x': motion['x'], 'y': motion['y'], 'yaw': yaw_m}
     keep = _clean(motion['t'], cols, opts)
     if keep.sum() < 10:
@@ -424,6 +317,7 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
     if n_out:
         notes.append(f'{n_out} pose samples rejected (non-finite, out of order or outliers)')
     t_o = motion['t'][keep]
+    track = make_pose_track(t_o, motion['x'][keep], motion['y'][keep], yaw_m[keep])
     t0 = max(float(t_o[0]), float(t_cmd[0]) if t_cmd.size else float(t_o[0]))
     t_end = float(t_o[-1])
     if t_end - t0 < 1.0:
@@ -437,15 +331,15 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
     if np.all(np.isfinite(twist)) and np.any(np.abs(twist) > 1e-9):
         tw_keep = _clean(t_o, {'vx': twist[0], 'vy': twist[1], 'wz': twist[2]}, opts)
         vx_m, vy_m, wz_odom = (np.interp(grid, t_o[tw_keep], row[tw_keep]) for row in twist)
-        ox, oy, oyaw = offset  # twist of the measured frame -> base_link: v_b = R v_m - w x r
-        c, s_ = math.cos(oyaw), math.sin(oyaw)
-        vx = c * vx_m - s_ * vy_m + wz_odom * oy
-        vy = s_ * vx_m + c * vy_m - wz_odom * ox
         vel_source = f'{raw.roles[source]} twist'
     else:
-        vx, vy, wz_odom = _pose_derivatives(grid, x, y, yaw_g)
+        vx_m, vy_m, wz_odom = _pose_derivatives(grid, x_m, y_m, yaw_mg)
         vel_source = f'{raw.roles[source]} pose (differentiated)'
         notes.append('no twist in the pose source: velocities differentiated from the pose')
+    ox, oy, oyaw = offset  # velocity of the measured point -> base_link: v_b = R v_m - w x r
+    c, s_ = math.cos(oyaw), math.sin(oyaw)
+    vx = c * vx_m - s_ * vy_m + wz_odom * oy
+    vy = s_ * vx_m + c * vy_m - wz_odom * ox
 
     t_en = raw.series['enable']['t'] if 'enable' in raw.series else np.zeros(0)
     en = (raw.series['enable']['value'] != 0).astype(float) if 'enable' in raw.series \
@@ -504,16 +398,20 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
                    gyro_bias=bias, command_source=cmd_source, yaw_rate_source=yaw_source,
                    notes=tuple(notes), steering_kind=steer_kind, drive_kind=drive_kind,
                    drive_cmd=drive_cmd, t_enable=t_en, enable=en, pose_offset=offset,
-                   pose_x=x_m[sel], pose_y=y_m[sel], pose_yaw=yaw_mg[sel])
+                   pose_x=x_m[sel], pose_y=y_m[sel], pose_yaw=yaw_mg[sel],
+                   offset_source=info.source, mvx=vx_m[sel], mvy=vy_m[sel],
+                   start_ns=raw.start_ns, track=track, raw_track=raw_track)
 
 
 def load_dataset(path: str | Path, params: VehicleParams, options: DatasetOptions | None = None,
                  topic_overrides: Sequence[str] = (), *, recording: Any = None,
-                 skip_corrupt: bool = False) -> Dataset:
+                 skip_corrupt: bool = False,
+                 pose_offset: tuple[float, float, float] | None = None) -> Dataset:
     """Read and preprocess one bag (see :func:`read_bag` and :func:`build_dataset`);
-    ``recording`` (a Recording or a YAML path) replaces the topic-name mapping."""
+    ``recording`` (a Recording or a YAML path) replaces the topic-name mapping; ``pose_offset``
+    is the measured frame in base_link when given on the command line."""
     topics = parse_topic_overrides(topic_overrides)
     if recording is not None and topic_overrides:
         raise CalibrationError('give either --recording or --topic, not both')
     return build_dataset(read_bag(path, topics, recording=recording, skip_corrupt=skip_corrupt),
-                         params, options, topics)
+                         params, options, topics, pose_offset=pose_offset)

@@ -27,6 +27,9 @@ from rc_sim_description.paths import share_path
 from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
+    'OFFSET_NAMES',
+    'PHYSICAL_LOWER',
+    'SERVO_MODELS',
     'FitSettings',
     'FreeParameter',
     'apply_values',
@@ -39,7 +42,17 @@ __all__ = [
 
 _PACEJKA = ('pacejka_lateral', 'pacejka_longitudinal')
 _TOP_KEYS = ('free', 'bounds', 'default_bounds', 'priors', 'cost', 'optimizer', 'simulation',
-             'data')
+             'data', 'structures', 'verdict')
+#: fit parameters that are not vehicle.yaml keys: the measured frame in base_link (x, y, yaw)
+OFFSET_NAMES = ('pose_offset_x', 'pose_offset_y', 'pose_offset_yaw')
+#: lower bounds that are physical limits, not search limits (a value there is no warning)
+PHYSICAL_LOWER = {
+    'command_latency': 0.0, 'throttle_dead_band': 0.0, 'steering_dead_band': 0.0,
+    'steering_backlash': 0.0, 'drag_coefficient': 0.0, 'steering_curvature_left': 0.0,
+    'steering_curvature_right': 0.0, 'viscous_resistance': 0.0, 'rolling_resistance': 0.0,
+    'motor_back_emf_gain': 0.0,
+}
+SERVO_MODELS = ('first_order', 'second_order')
 
 
 def default_fit_yaml() -> Path:
@@ -69,6 +82,14 @@ class FitSettings:
     dt: float
     data: DatasetOptions
     source: str
+    free_auto: bool = False
+    servo_models: tuple[str, ...] = SERVO_MODELS
+    delay_options: tuple[bool, ...] = (True, False)
+    holdout_every: int = 3
+    worse_tolerance: float = 0.02
+    stage_budget: int = 300
+    load_transfer: bool = True
+    robust: bool = True
 
 
 @dataclass(frozen=True)
@@ -145,12 +166,17 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
         data = _merge(data, {k: dict(v) for k, v in overrides.items()})
     where = f'fit config {source}'
     names = list(free) if free is not None else data.get('free')
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise CalibrationError(f'{where}: free: must be a non-empty list of parameter names')
+    auto = names == 'auto'
+    if auto:
+        names = []
+    elif not isinstance(names, list) or not names or \
+            not all(isinstance(n, str) for n in names):
+        raise CalibrationError(f'{where}: free: must be auto or a non-empty list of parameter '
+                               'names')
     if len(set(names)) != len(names):
         raise CalibrationError(f'{where}: free: a parameter is listed twice')
     for key in ('bounds', 'priors', 'cost', 'optimizer', 'simulation', 'data',
-                'default_bounds'):
+                'default_bounds', 'structures', 'verdict'):
         if not isinstance(data.get(key) or {}, dict):
             raise CalibrationError(f'{where}: {key}: must be a mapping')
     cost = data['cost']
@@ -186,7 +212,11 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
         model=_get(sim, 'model', str, f'{where}: simulation'),
         integrator=_get(sim, 'integrator', str, f'{where}: simulation'),
         dt=_get(sim, 'dt', float, f'{where}: simulation'),
-        data=dopts, source=source)
+        data=dopts, source=source, free_auto=auto, **_structure_settings(data, where),
+        load_transfer=bool(_get({'load_transfer': sim.get('load_transfer', True)},
+                                'load_transfer', bool, f'{where}: simulation')),
+        robust=bool(_get({'robust': cost.get('robust', True)}, 'robust', bool,
+                         f'{where}: cost')))
     if not settings.horizon > 0:
         raise CalibrationError(f'{where}: cost.horizon: must be > 0 s, got {settings.horizon}')
     if not 0 < settings.dt <= 0.05:
@@ -205,8 +235,44 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
     return settings
 
 
+def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """structures: {servo: [...], delay: [...], holdout_every}, verdict: {worse_tolerance},
+    optimizer.stage_budget."""
+    st = data.get('structures') or {}
+    servo = st.get('servo', list(SERVO_MODELS))
+    if isinstance(servo, str):
+        servo = [servo]
+    if not isinstance(servo, list) or not servo or any(s not in SERVO_MODELS for s in servo):
+        raise CalibrationError(f'{where}: structures.servo: a list of {", ".join(SERVO_MODELS)}')
+    delay = st.get('delay', [True, False])
+    if isinstance(delay, bool):
+        delay = [delay]
+    if not isinstance(delay, list) or not delay or not all(isinstance(d, bool) for d in delay):
+        raise CalibrationError(f'{where}: structures.delay: a list of true (fit a transport '
+                               'delay) and/or false (none)')
+    every = _get({'holdout_every': st.get('holdout_every', 3)}, 'holdout_every', int,
+                 f'{where}: structures')
+    if every < 2:
+        raise CalibrationError(f'{where}: structures.holdout_every: must be >= 2, got {every}')
+    verdict = data.get('verdict') or {}
+    tol = _get({'worse_tolerance': verdict.get('worse_tolerance', 0.02)}, 'worse_tolerance',
+               float, f'{where}: verdict')
+    if not 0 <= tol < 1:
+        raise CalibrationError(f'{where}: verdict.worse_tolerance: must be in [0, 1), got {tol}')
+    opt = data.get('optimizer') or {}
+    stage = _get({'stage_budget': opt.get('stage_budget', 300)}, 'stage_budget', int,
+                 f'{where}: optimizer')
+    if stage < 0:
+        raise CalibrationError(f'{where}: optimizer.stage_budget: must be >= 0, got {stage}')
+    return {'servo_models': tuple(dict.fromkeys(servo)), 'delay_options':
+            tuple(dict.fromkeys(delay)), 'holdout_every': every, 'worse_tolerance': tol,
+            'stage_budget': stage}
+
+
 # --------------------------------------------------------------------------- parameters
 def _check_name(name: str) -> None:
+    if name in OFFSET_NAMES:
+        return
     leaf, _, coeff = name.partition('.')
     if coeff:
         if leaf not in _PACEJKA or coeff not in ('B', 'C', 'D', 'E'):
@@ -219,9 +285,17 @@ def _check_name(name: str) -> None:
         raise CalibrationError(f'free parameter: {exc}') from None
 
 
-def parameter_value(params: VehicleParams, name: str) -> float:
-    """Current numeric value of a leaf (or ``pacejka_*.X``) parameter."""
+def parameter_value(params: VehicleParams, name: str,
+                    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> float:
+    """Current numeric value of a leaf (or ``pacejka_*.X``) parameter; ``pose_offset_*`` from
+    ``offset``; the null leaves take their effective values (rolling radius, map gains)."""
     _check_name(name)
+    if name in OFFSET_NAMES:
+        return float(offset[OFFSET_NAMES.index(name)])
+    if name == 'effective_wheel_radius':
+        return float(params.effective_wheel_radius)
+    if name in ('steering_gain_left', 'steering_gain_right'):
+        return float(params.normalised_steering_gains[name.endswith('right')])
     leaf, _, coeff = name.partition('.')
     value = params.leaf_values()[leaf]
     if coeff:
@@ -262,11 +336,18 @@ def _bounds(spec: Any, v0: float, name: str, where: str) -> tuple[float, float]:
     return lo, hi
 
 
-def resolve_free(settings: FitSettings, base: VehicleParams) -> list[FreeParameter]:
-    """Check names, compute bounds and priors around the base values (one-line errors)."""
+def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str] | None = None,
+                 start: Mapping[str, float] | None = None,
+                 offset: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> list[FreeParameter]:
+    """Check names, compute bounds around the base values and priors (one-line errors).
+
+    ``names`` defaults to ``settings.free``; ``start`` gives start values (e.g. from the staged
+    identification), clipped into the bounds; a ``relative_std`` prior is centred on the start.
+    """
     out: list[FreeParameter] = []
-    for name in settings.free:
-        v0 = parameter_value(base, name)
+    start = start or {}
+    for name in (settings.free if names is None else names):
+        v0 = parameter_value(base, name, offset)
         where = f'fit config {settings.source}: bounds'
         if name in settings.bounds:
             lo, hi = _bounds(settings.bounds[name], v0, name, where)
@@ -279,6 +360,7 @@ def resolve_free(settings: FitSettings, base: VehicleParams) -> list[FreeParamet
         if not lo <= v0 <= hi:
             raise CalibrationError(f'free parameter {name!r}: start value {v0:g} is outside its '
                                    f'bounds [{lo:g}, {hi:g}]')
+        s0 = float(np.clip(start.get(name, v0), lo, hi))
         mean = std = None
         prior = settings.priors.get(name)
         if prior is not None:
@@ -286,12 +368,12 @@ def resolve_free(settings: FitSettings, base: VehicleParams) -> list[FreeParamet
             if not isinstance(prior, dict):
                 raise CalibrationError(f'{pw}: must be {{mean, std}} or {{relative_std}}')
             if 'relative_std' in prior:
-                mean, std = v0, _get(prior, 'relative_std', float, pw) * abs(v0)
+                mean, std = s0, _get(prior, 'relative_std', float, pw) * abs(s0 or v0)
             else:
                 mean, std = _get(prior, 'mean', float, pw), _get(prior, 'std', float, pw)
             if not std > 0:
                 raise CalibrationError(f'{pw}: the standard deviation must be > 0')
-        out.append(FreeParameter(name, v0, lo, hi, mean, std))
+        out.append(FreeParameter(name, s0, lo, hi, mean, std))
     for name in settings.priors:
         if name not in settings.free:
             _check_name(name)
@@ -303,6 +385,8 @@ def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[flo
     """``base`` with the named parameters replaced (validated; VehicleParamsError if invalid)."""
     kw: dict[str, Any] = {}
     for name, value in zip(names, values):
+        if name in OFFSET_NAMES:
+            continue
         leaf, _, coeff = name.partition('.')
         if coeff:
             current = kw.get(leaf) or dict(base.leaf_values()[leaf])
@@ -314,10 +398,12 @@ def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[flo
 
 
 def override_values(params: VehicleParams, names: Sequence[str]) -> dict[str, Any]:
-    """Leaf -> value mapping of the fitted parameters for :func:`dump_override`."""
+    """Leaf -> value mapping of the fitted parameters for :func:`dump_override` (the measured
+    frame's offset is not a vehicle key and is left out)."""
     leaves = params.leaf_values()
     return {leaf: _tidy(leaves[leaf])
-            for leaf in dict.fromkeys(n.partition('.')[0] for n in names)}
+            for leaf in dict.fromkeys(n.partition('.')[0] for n in names
+                                      if n not in OFFSET_NAMES)}
 
 
 def _tidy(value: Any) -> Any:

@@ -97,10 +97,17 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
                 steering_kind: str = 'angle') -> NDArray[np.float64]:
     """(N, N_PARAM) rows; ``tyre_model`` overrides ``params.tyres.tyre_model`` for every car;
     ``substep`` [s] is the internal step the actuator transition matrices are computed for;
-    ``steering_kind`` says how the kernels read steering commands (:data:`STEERING_KINDS`)."""
+    ``steering_kind`` says how the kernels read steering commands (:data:`STEERING_KINDS`).
+    A parameter object repeated in ``params`` is packed once (a calibrator batch repeats each
+    candidate for every window)."""
     kind_id = resolve_steering_kind(steering_kind)
     rows = np.empty((len(params), N_PARAM))
+    done: dict[int, int] = {}
     for i, p in enumerate(params):
+        if id(p) in done:
+            rows[i] = rows[done[id(p)]]
+            continue
+        done[id(p)] = i
         g, m, s, d, t = p.geometry, p.mass_properties, p.steering, p.drive, p.tyres
         row = rows[i]
         row[P_L] = g.wheelbase

@@ -1,0 +1,202 @@
+"""The fit's and the replay's windows: the window protocol of ``docs/prediction_windows.md``.
+
+Each recording's pose stream is tiled into windows of H seconds (:func:`baselines.make_windows`);
+every used window starts from the measured state of the measured frame at its first sample (the
+local quadratic fit), and is predicted open loop from the recorded commands at every pose stamp
+of the window. The fit scores exactly these predictions, so its cost and ``rcsim replay
+--horizon`` (checked by the independent evaluator) are one computation.
+
+Per window this module holds the truth at the samples (raw measured position; velocity of the
+measured point in its own axes and yaw rate from the local fit, NaN where the fit is not valid)
+and the commands on the physics-step grid from ``lookback`` seconds before the window start to
+its end (the history sets the actuator states and feeds the transport delay).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from rc_sim_calibration.baselines import (
+    PoseTrack,
+    fit_half_width,
+    local_quadratic_fit,
+    make_windows,
+)
+from rc_sim_calibration.dataset import Dataset
+from rc_sim_calibration.errors import CalibrationError
+
+__all__ = ['FitWindows', 'build_windows']
+
+Array = np.ndarray
+
+
+@dataclass(frozen=True)
+class FitWindows:
+    """W protocol windows over one or more datasets, with S scored samples.
+
+    Per window (W,): ``bag`` (dataset index), ``index`` (grid number k), ``start`` (first stamp,
+    s on the dataset clock), measured-frame initial state ``x0 y0 yaw0 vx0 vy0 yaw_rate0``.
+    Per sample (S,): ``sample_window`` (window position), ``tau`` (time since the window's
+    start), truth ``x y yaw`` (raw) ``vx vy yaw_rate`` (local fit) and ``first`` (the window's first sample, which is the
+    initial state and not scored). Commands: ``t_cmd`` (C,) relative to the window start, from
+    ``-lookback``; ``steering_cmd``/``drive_cmd`` (W, C) in the datasets' kinds (drive gated by
+    the deadman).
+    """
+
+    horizon: float
+    bag: Array
+    index: Array
+    start: Array
+    x0: Array
+    y0: Array
+    yaw0: Array
+    vx0: Array
+    vy0: Array
+    yaw_rate0: Array
+    sample_window: Array
+    tau: Array
+    x: Array
+    y: Array
+    yaw: Array
+    vx: Array
+    vy: Array
+    yaw_rate: Array
+    first: Array
+    t_cmd: Array
+    steering_cmd: Array
+    drive_cmd: Array
+    steering_kind: str
+    drive_kind: str
+    names: tuple[str, ...]
+    offset_known: tuple[bool, ...]
+    offsets: tuple[tuple[float, float, float], ...]
+    start_ns: tuple[int, ...]
+    skipped: tuple[dict[str, list[int]], ...]
+
+    @property
+    def n(self) -> int:
+        """Number of windows."""
+        return int(self.bag.size)
+
+    @property
+    def n_back(self) -> int:
+        """Command samples before the window start."""
+        return int(np.sum(self.t_cmd < -1e-12))
+
+    def scored(self) -> Array:
+        """Mask (S,) of the scored samples (every sample after its window's first)."""
+        return ~self.first
+
+    def subset(self, keep: Array) -> FitWindows:
+        """The windows selected by a boolean mask (W,), with their samples."""
+        keep = np.asarray(keep, dtype=bool)
+        new_pos = np.cumsum(keep) - 1
+        s_keep = keep[self.sample_window]
+        per_w = {k: getattr(self, k)[keep] for k in
+                 ('bag', 'index', 'start', 'x0', 'y0', 'yaw0', 'vx0', 'vy0', 'yaw_rate0',
+                  'steering_cmd', 'drive_cmd')}
+        per_s = {k: getattr(self, k)[s_keep] for k in
+                 ('tau', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'first')}
+        return FitWindows(horizon=self.horizon, sample_window=new_pos[self.sample_window][s_keep],
+                          t_cmd=self.t_cmd, steering_kind=self.steering_kind,
+                          drive_kind=self.drive_kind, names=self.names,
+                          offset_known=self.offset_known, offsets=self.offsets,
+                          start_ns=self.start_ns, skipped=self.skipped, **per_w, **per_s)
+
+    def of_bag(self, b: int) -> FitWindows:
+        """The windows of dataset ``b``."""
+        return self.subset(self.bag == b)
+
+
+def _truth(track: PoseTrack) -> tuple[Array, Array, Array, Array]:
+    """Per sample: body velocity of the measured point in its axes and yaw rate from the local
+    quadratic fit of the protocol (NaN where the fit is not valid), and the validity mask."""
+    fitted, slope, valid = local_quadratic_fit(
+        track.t, np.stack([track.x, track.y, track.yaw], 1), fit_half_width(track.t))
+    yaw = fitted[:, 2]
+    c, s = np.cos(yaw), np.sin(yaw)
+    vx = c * slope[:, 0] + s * slope[:, 1]
+    vy = -s * slope[:, 0] + c * slope[:, 1]
+    return vx, vy, slope[:, 2], valid
+
+
+def command_grid(horizon: float, lookback: float, dt: float) -> Array:
+    """Window-relative command times [s]: from -lookback to past the horizon on the dt grid."""
+    n_back = math.ceil(lookback / dt - 1e-9)
+    t = (np.arange(n_back + math.ceil(horizon / dt - 1e-9) + 2) - n_back) * dt
+    t[n_back] = 0.0
+    return t
+
+
+def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: float, dt: float,
+                  raw: bool = False) -> FitWindows:
+    """Protocol windows of ``datasets`` (their cleaned pose tracks, or every pose message with
+    ``raw=True`` as the evaluator reads them). CalibrationError when no window is usable."""
+    if not datasets:
+        raise CalibrationError('no datasets to fit')
+    kinds = {ds.kinds for ds in datasets}
+    if len(kinds) > 1:
+        listed = '; '.join(f'{ds.name}: {ds.steering_kind} + {ds.drive_kind}' for ds in datasets)
+        raise CalibrationError(f'the bags mix command kinds ({listed}): fit one kind at a time')
+    t_cmd = command_grid(horizon, lookback, dt)
+    per_w: dict[str, list[Array]] = {k: [] for k in
+                                     ('bag', 'index', 'start', 'x0', 'y0', 'yaw0', 'vx0', 'vy0',
+                                      'yaw_rate0', 'steering_cmd', 'drive_cmd')}
+    per_s: dict[str, list[Array]] = {k: [] for k in
+                                     ('sample_window', 'tau', 'x', 'y', 'yaw', 'vx', 'vy',
+                                      'yaw_rate', 'first')}
+    skipped: list[dict[str, list[int]]] = []
+    n_w = 0
+    for b, ds in enumerate(datasets):
+        track = ds.raw_track if raw else ds.track
+        if track is None or track.t.size < 5:
+            raise CalibrationError(f'{ds.name}: the pose stream has too few usable samples')
+        try:
+            win = make_windows(track, horizon)
+        except ValueError as exc:
+            raise CalibrationError(f'{ds.name}: {exc}') from None
+        skipped.append(win.skipped)
+        if not win.index.size:
+            continue
+        vx_t, vy_t, r_t, valid = _truth(track)
+        rows = np.searchsorted(track.t, win.sample_t)
+        steer, drive = ds.commands_at(win.start[:, None] + t_cmd[None, :])
+        w = win.index.size
+        per_w['bag'].append(np.full(w, b))
+        per_w['index'].append(win.index)
+        per_w['start'].append(win.start)
+        for key in ('x0', 'y0', 'yaw0', 'vx0', 'vy0', 'yaw_rate0'):
+            per_w[key].append(getattr(win, key))
+        per_w['steering_cmd'].append(steer)
+        per_w['drive_cmd'].append(drive)
+        first = np.concatenate(([True], np.diff(win.sample_window) != 0))
+        per_s['sample_window'].append(win.sample_window + n_w)
+        per_s['tau'].append(win.tau)
+        per_s['x'].append(track.x[rows])
+        per_s['y'].append(track.y[rows])
+        per_s['yaw'].append(track.yaw[rows])
+        per_s['vx'].append(np.where(valid[rows], vx_t[rows], np.nan))
+        per_s['vy'].append(np.where(valid[rows], vy_t[rows], np.nan))
+        per_s['yaw_rate'].append(np.where(valid[rows], r_t[rows], np.nan))
+        per_s['first'].append(first)
+        n_w += w
+    if not n_w:
+        names = ', '.join(ds.name for ds in datasets)
+        raise CalibrationError(f'no {horizon:g} s window with motion in {names} '
+                               '(recordings too short, pose gaps, or the car never moved)')
+    cat = {k: np.concatenate(v) for k, v in {**per_w, **per_s}.items()
+           if k not in ('steering_cmd', 'drive_cmd')}
+    return FitWindows(horizon=float(horizon), t_cmd=t_cmd,
+                      steering_cmd=np.vstack(per_w['steering_cmd']),
+                      drive_cmd=np.vstack(per_w['drive_cmd']),
+                      steering_kind=datasets[0].steering_kind,
+                      drive_kind=datasets[0].drive_kind,
+                      names=tuple(ds.name for ds in datasets),
+                      offset_known=tuple(ds.offset_known for ds in datasets),
+                      offsets=tuple(ds.pose_offset for ds in datasets),
+                      start_ns=tuple(ds.start_ns for ds in datasets),
+                      skipped=tuple(skipped), **cat)
