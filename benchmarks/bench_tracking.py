@@ -17,7 +17,7 @@ import time
 from rc_sim_control.tracking import CONTROLLER_NAMES
 from rc_sim_control.trajectories import TRAJECTORY_NAMES
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.cli_track import run_tracking
+from rc_sim_engine.tracking_run import run_tracking
 from rc_sim_engine.world import World
 
 MODELS = [('kinematic', None), ('single_track', 'linear'), ('single_track', 'fiala'),

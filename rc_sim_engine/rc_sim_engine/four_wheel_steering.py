@@ -17,7 +17,8 @@ ordinary kinematic bicycle, rho_R = L / tan(phi).
 In the engine the state is at the centre of mass (lr ahead of R, :mod:`rc_sim_engine.state`): the
 rear contact speed v_R is driven by the same slip-based rear drive as the 2WS kinematic model
 (``Fx = Fz_r MF_long(kappa)``), and VX, VY, YAW_RATE relax with ``KINEMATIC_RELAXATION`` onto
-the constraint VX = v_R cos(k phi), VY = -v_R sin(k phi) + lr r, r = v_R sin((1+k)phi)/(L cos phi).
+the constraint VX = v_R cos(k phi), VY = -v_R sin(k phi) + lr r, r = v_R sin((1+k)phi)/(L cos phi)
+(``kinematic_4ws_model_rates`` in :mod:`rc_sim_engine.models`; this module imports nothing of it).
 """
 
 from __future__ import annotations
@@ -28,12 +29,8 @@ from numba import njit
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_engine import models as _models  # module object: models also imports this one
-from rc_sim_engine.packed import P_L, P_LR, P_M, P_REAR_STEER
-
 __all__ = [
     'icr_projection',
-    'kinematic_4ws_model_rates',
     'kinematic_4ws_rates',
     'rear_speed_from_front',
     'turning_radii',
@@ -99,18 +96,3 @@ def velocity_rates_4ws(vx: float, vy: float, r: float, phi: float, k: float, dv_
     dx_c, dy_c, dr_c = constrained_velocity(dv_rear, phi, k, wheelbase, cg_to_rear_axle)
     return (dx_c + (vx_c - vx) / relaxation, dy_c + (vy_c - vy) / relaxation,
             dr_c + (r_c - r) / relaxation)
-
-
-@njit(cache=True, error_model='numpy')
-def kinematic_4ws_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
-                              tan_delta: float, omega: float, p: npt.NDArray[np.float64]
-                              ) -> tuple[float, float, float]:
-    """(dVX, dVY, dr) of the engine model ``kinematic_4ws`` (module docstring), same signature as
-    :func:`rc_sim_engine.models.velocity_rates`: rear slip drive at static load along the rear
-    wheel, relaxation onto the 4WS constraint."""
-    phi = math.atan2(sin_delta, cos_delta)
-    k, L, lr = p[P_REAR_STEER], p[P_L], p[P_LR]
-    v_rear = rear_contact_speed(vx, vy, r, phi, k, lr)
-    _, fz_r = _models.axle_loads(p, 0.0)
-    dv_rear = _models.rear_drive_force(v_rear, omega, p, fz_r) / p[P_M]
-    return velocity_rates_4ws(vx, vy, r, phi, k, dv_rear, L, lr, _models.KINEMATIC_RELAXATION)

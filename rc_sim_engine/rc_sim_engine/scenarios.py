@@ -231,10 +231,10 @@ def run_avoidance(params: Any, config: AvoidanceConfig | None = None, *,
     )
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.cli_track import evaluate_result
     from rc_sim_engine.collision import footprint_from_params
     from rc_sim_engine.sensors import lidar_pose
     from rc_sim_engine.simulator import SimConfig, Simulator
+    from rc_sim_engine.tracking_run import evaluate_result
     from rc_sim_engine.world import load_world
 
     cfg = config or AvoidanceConfig()
