@@ -34,6 +34,7 @@ from rc_sim_description.params import VehicleParams
 
 __all__ = [
     'CONTROLLER_NAMES',
+    'GRAVITY',
     'SHAPE_KEYS',
     'TRACKER_DEFAULTS',
     'FLGains',
@@ -51,6 +52,7 @@ __all__ = [
     'gains_problem',
     'make_controller',
     'rear_axle_reference',
+    'reference_limits',
     'tracker_values_problem',
     'trajectory_from_values',
     'twist_from_command',
@@ -403,6 +405,66 @@ def make_controller(name: str, params: VehicleParams, **gains: Any) -> TrackingC
     return _CONTROLLERS[name](TrackingLimits.from_vehicle(params), GAINS[name](**gains))
 
 
+# --------------------------------------------------------------------------- limits
+GRAVITY = 9.81  # [m/s^2]
+#: Share of the car's steering (curvature) limit a reference may use: the rest is left to the
+#: feedback that corrects tracking errors.
+CURVATURE_MARGIN = 0.8
+#: Keys of the tracker parameters that scale each shape (curvature ~ 1 / size).
+SIZE_KEYS = {'lemniscate': 'amplitude', 'circle': 'radius', 'cycloid': 'cycloid_radius'}
+
+
+@dataclass(frozen=True)
+class ReferenceLimits:
+    """Peaks of a reference over a run against what the car can do.
+
+    ``curvature`` [1/m] of the centre-of-mass path against ``car_curvature`` = 1 / the centre of
+    mass's smallest turning radius sqrt(R_min^2 + lr^2) (R_min of the rear axle, from
+    max_steering_angle); ``speed`` [m/s] against ``max_speed``; ``lateral_acceleration`` v^2 k
+    [m/s^2] against the friction limit mu g (mu = the lateral friction coefficient ``mu2``).
+    """
+
+    speed: float
+    curvature: float
+    lateral_acceleration: float
+    max_speed: float
+    car_curvature: float
+    friction_limit: float
+
+    def problems(self, size_key: str | None = None, size: float | None = None) -> list[str]:
+        """One line per exceeded limit (empty when the car can follow the reference)."""
+        out = []
+        if self.curvature > self.car_curvature:
+            hint = ''
+            if size_key is not None and size is not None:
+                need = size * self.curvature / (CURVATURE_MARGIN * self.car_curvature)
+                hint = f'; --set {size_key}={math.ceil(need * 10) / 10:g} fits'
+            out.append(f'the reference curvature reaches {self.curvature:.2f} 1/m, beyond the '
+                       f"car's {self.car_curvature:.2f} 1/m: steering saturates{hint}")
+        if self.speed > self.max_speed:
+            out.append(f"the reference speed reaches {self.speed:.2f} m/s, beyond the car's "
+                       f'max_speed {self.max_speed:.2f} m/s')
+        if self.lateral_acceleration > self.friction_limit:
+            out.append(f'the reference needs {self.lateral_acceleration:.1f} m/s^2 of lateral '
+                       f"acceleration, beyond the tyres' mu g = {self.friction_limit:.1f} m/s^2")
+        return out
+
+
+def reference_limits(trajectory: Trajectory, duration: float,
+                     params: VehicleParams, n: int = 4001) -> ReferenceLimits:
+    """:class:`ReferenceLimits` of ``trajectory`` over [0, duration] for the car ``params``."""
+    s = trajectory.sample(np.linspace(0.0, duration, n))
+    speed = s.speed
+    curvature = np.abs(s.curvature)
+    lr = params.geometry.cg_to_rear_axle
+    return ReferenceLimits(
+        speed=float(np.max(speed)), curvature=float(np.max(curvature)),
+        lateral_acceleration=float(np.max(speed ** 2 * curvature)),
+        max_speed=params.max_speed,
+        car_curvature=1.0 / math.hypot(params.min_turning_radius, lr),
+        friction_limit=params.friction.mu2 * GRAVITY)
+
+
 # --------------------------------------------------------------------------- node / CLI core
 #: Parameters of the ``trajectory_tracker`` node and of ``rcsim track --set``.
 #: Gains of every controller share one flat namespace (kx and min_speed are common).
@@ -411,7 +473,7 @@ TRACKER_DEFAULTS: dict[str, Any] = {
     'a_coeff': 1.0, 'b_coeff': 0.0,  # line direction/speed (a, b) [m/s]
     'focal_length': 0.5,  # parabola a [m/s] (its focal length after 1 s)
     'radius': 2.0, 'amplitude': 4.5,  # circle r [m], lemniscate a [m]
-    'angular_speed': 0.45,  # circle and lemniscate w [rad/s]
+    'angular_speed': 0.3,  # circle and lemniscate w [rad/s]
     'cycloid_radius': 1.0, 'cycloid_distance': 0.3, 'cycloid_angular_speed': 0.8,
     'waypoints_file': '', 'waypoints_speed': 1.0, 'waypoints_closed': False,
     'duration': 0.0,  # [s]; 0: one period (or the default length) of the trajectory

@@ -225,7 +225,7 @@ class Circle(Trajectory):
     """
 
     radius: float = 2.0
-    angular_speed: float = 0.45
+    angular_speed: float = 0.3
     name: str = field(default='circle', init=False)
 
     def __post_init__(self) -> None:
@@ -251,12 +251,12 @@ class Lemniscate(Trajectory):
     """Lemniscate of Gerono (a figure eight): x = a sin(w t), y = a sin(w t) cos(w t).
 
     Peak speed sqrt(2) a w at the crossing; the tightest curvature, 4.79 / a [1/m], lies between
-    the crossing and the lobe tips (1 / a at the tips). The defaults (a = 4.5 m, w = 0.45 rad/s:
-    1.06 1/m, 2.9 m/s, 1.9 m/s^2 lateral) stay inside the default car's limits with a margin.
+    the crossing and the lobe tips (1 / a at the tips). The defaults (a = 4.5 m, w = 0.3 rad/s:
+    1.06 1/m, 1.9 m/s, 0.85 m/s^2 lateral) stay inside the default car's limits with a margin.
     """
 
     amplitude: float = 4.5
-    angular_speed: float = 0.45
+    angular_speed: float = 0.3
     name: str = field(default='lemniscate', init=False)
 
     def __post_init__(self) -> None:

@@ -273,7 +273,6 @@ def command(args: argparse.Namespace) -> int:
 
 def _played(seq: Any, duration: float | None) -> Any:
     """The part of ``seq`` a run of ``duration`` seconds plays (all of it when None)."""
-    import numpy as np
 
     from rc_sim_control.commands import CommandSequence
 

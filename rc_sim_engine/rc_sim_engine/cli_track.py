@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import json
 import math
 from pathlib import Path
+import sys
 from typing import Any
 
 from rc_sim_control.evaluation import DEFAULT_TRANSIENT
@@ -82,14 +83,28 @@ def _world(name: str) -> tuple[Any, tuple[float, float, float]]:
 
 def command_track(args: argparse.Namespace) -> int:
     """``rcsim track``."""
-    from rc_sim_control.trajectories import trajectory_limits
+    from rc_sim_control.tracking import SIZE_KEYS, TrackerSession, reference_limits
+    from rc_sim_control.trajectories import (
+        TRAJECTORY_ALIASES,
+        TRAJECTORY_NAMES,
+        canonical_trajectory,
+    )
     from rc_sim_description.atomic import check_output_path
     from rc_sim_description.cli_support import progress
+    from rc_sim_description.yamlio import did_you_mean
     from rc_sim_engine.bagio import BagWriter
     from rc_sim_engine.tracking_bag import write_run_bag
     from rc_sim_engine.tracking_plots import plot_tracking
     from rc_sim_engine.tracking_run import run_tracking
 
+    names = [*TRAJECTORY_NAMES, 'waypoints']
+    if args.trajectory not in names and args.trajectory not in TRAJECTORY_ALIASES:
+        hint = did_you_mean(args.trajectory, [*names, *TRAJECTORY_ALIASES])
+        raise ConfigError(f'--trajectory: unknown trajectory {args.trajectory!r}{hint} '
+                          f'(choose from {", ".join(names)})')
+    trajectory_name, renamed = canonical_trajectory(args.trajectory)
+    if renamed:
+        print(f'note: {renamed}', file=sys.stderr)
     check_output_path(args.out, force=args.force)
     _check_transient(args.transient)
     if not (math.isfinite(args.control_rate) and args.control_rate > 0):
@@ -97,53 +112,75 @@ def command_track(args: argparse.Namespace) -> int:
                           f'got {args.control_rate!r}')
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
-    if (args.trajectory == 'waypoints') != (args.waypoints is not None):
+    if (trajectory_name == 'waypoints') != (args.waypoints is not None):
         raise ConfigError('--trajectory waypoints needs --waypoints CSV' if args.waypoints is None
                           else '--waypoints applies to --trajectory waypoints only')
     if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
         raise ConfigError(f'--duration: must be a finite number > 0 s, got {args.duration!r}')
     params = _load_params(args.params)
     values = _parse_set(args.set)
-    values['trajectory_type'] = args.trajectory
+    values['trajectory_type'] = trajectory_name
     values['controller'] = args.controller
     if args.waypoints is not None:
         values['waypoints_file'] = args.waypoints
     if args.duration is not None:
         values['duration'] = args.duration
     world, spawn = _world(args.world)
-    from rc_sim_control.tracking import TrackerSession
-
     session = TrackerSession(params, values)
     trajectory = session.activate(0.0, _pose_tuple(spawn))
-    v_max, k_max = trajectory_limits(trajectory, session.duration)
-    k_car = 1.0 / params.min_turning_radius
-    if k_max > k_car:
-        print(f"note: the reference curvature reaches {k_max:.2f} 1/m, beyond the car's "
-              f'{k_car:.2f} 1/m (R_min = {params.min_turning_radius:.2f} m): steering saturates')
-    if v_max > params.max_speed:
-        raise ConfigError(f"reference speed {v_max:.2f} m/s exceeds the car's max_speed "
-                          f'{params.max_speed:.2f} m/s')
-    with progress(f'track {args.trajectory}', session.duration) as bar:
+    limits = reference_limits(trajectory, session.duration, params)
+    size_key = SIZE_KEYS.get(trajectory_name)
+    if limits.speed > limits.max_speed:  # the car cannot: refuse (the others only degrade)
+        raise ConfigError(f"reference speed {limits.speed:.2f} m/s exceeds the car's max_speed "
+                          f'{limits.max_speed:.2f} m/s')
+    for problem in limits.problems(size_key, session.values.get(size_key or '')):
+        print(f'note: {problem}', file=sys.stderr)
+    _compile_kernels()
+    with progress(f'track {trajectory_name}', session.duration) as bar:
         run = run_tracking(params, world, values, model=args.model, tyre_model=args.tyre_model,
                            start=spawn, control_rate=args.control_rate,
                            transient=args.transient, seed=args.seed,
                            progress=lambda t: bar.update(t))
-    title = (f'{args.trajectory} / {run.controller} / {args.model}'
+    title = (f'{trajectory_name} / {run.controller} / {args.model}'
              f'{"" if args.tyre_model is None else " " + args.tyre_model} on {world.name}')
+    report = {'trajectory': trajectory_name, 'controller': run.controller,
+              'model': args.model, 'tyre_model': args.tyre_model or params.tyres.tyre_model,
+              'world': world.name, 'duration_s': run.duration,
+              'reference': {'max_speed_mps': limits.speed,
+                            'max_curvature_per_m': limits.curvature,
+                            'max_lateral_acceleration_mps2': limits.lateral_acceleration},
+              'collisions': len(run.result.collisions), **run.evaluation.report()}
     with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
         write_run_bag(bag, run.result, run.paths, run.evaluation)
-        report = {'trajectory': args.trajectory, 'controller': run.controller,
-                  'model': args.model, 'tyre_model': args.tyre_model or params.tyres.tyre_model,
-                  'world': world.name, 'duration_s': run.duration,
-                  'collisions': len(run.result.collisions), **run.evaluation.report()}
         (bag.directory / 'metrics.json').write_text(json.dumps(report, indent=2) + '\n')
         if not args.no_plots:
             plot_tracking(run.evaluation, bag.directory / 'tracking.png', title, world)
+        if args.animate:
+            _animate(run.result, bag.directory, title)
+    _index(args.out, f'rcsim track: {title}', report, run.evaluation.lines())
     print(f'{title}: {run.duration:.1f} s simulated, {len(run.result.collisions)} collision(s)')
     for line in run.evaluation.lines():
         print(line)
-    print(f'wrote {args.out}')
+    print(f'wrote {args.out} (summary page: {Path(args.out) / "index.html"})')
     return 0
+
+
+def _compile_kernels() -> None:
+    from rc_sim_engine.warmup import ensure_compiled
+
+    ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
+
+
+def _animate(result: Any, directory: Path, title: str) -> None:
+    from rc_sim_engine.animation import write_animation
+
+    write_animation(result, directory / 'animation.gif', title)
+
+
+def _index(out: str | Path, title: str, report: dict[str, Any], notes: Sequence[str]) -> None:
+    from rc_sim_engine.index_page import write_index
+
+    write_index(out, title, report, notes=notes)
 
 
 def _pose_tuple(spawn: tuple[float, float, float]) -> Any:
@@ -174,6 +211,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
             (tmp / 'metrics.json').write_text(json.dumps(
                 {'bag': str(args.bag), **ev.report()}, indent=2) + '\n')
             plot_tracking(ev, tmp / 'tracking.png', f'evaluate {Path(args.bag).name}')
+            _index(tmp, f'rcsim evaluate: {Path(args.bag).name}', {'bag': str(args.bag),
+                                                                   **ev.report()}, ev.lines())
         print(f'wrote {args.out}')
     return 0
 
@@ -182,7 +221,7 @@ MANOEUVRES = ('avoid', 'avoid_late', 'park')
 
 
 def command_manoeuvre(args: argparse.Namespace) -> int:
-    """``rcsim manoeuvre``: the seed-004 scenarios."""
+    """``rcsim manoeuvre``: obstacle avoidance and parallel parking."""
     from rc_sim_description.atomic import check_output_path
     from rc_sim_description.cli_support import progress
     from rc_sim_engine import scenarios
@@ -192,6 +231,7 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
 
     check_output_path(args.out, force=args.force)
     params = _load_params(args.params)
+    _compile_kernels()
     report: dict[str, Any] = {'manoeuvre': args.name, 'model': args.model}
     if args.name == 'park':
         cfg = scenarios.ParkingConfig()
@@ -244,9 +284,12 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
                 plot_tracking(evaluation, bag.directory / 'manoeuvre.png', title, av.world)
             else:
                 plot_stop(av, bag.directory / 'manoeuvre.png', title)
+        if args.animate:
+            _animate(result, bag.directory, f'{args.name} ({args.model})')
+    _index(args.out, f'rcsim manoeuvre {args.name} ({args.model})', report, lines)
     for line in lines:
         print(line)
-    print(f'wrote {args.out}')
+    print(f'wrote {args.out} (summary page: {Path(args.out) / "index.html"})')
     return 0
 
 
@@ -262,6 +305,9 @@ def _add_engine_run_options(parser: Any, plot_name: str) -> None:
     parser.add_argument('--storage', default='sqlite3', choices=['sqlite3', 'mcap'],
                         help='bag storage (default: sqlite3)')
     parser.add_argument('--no-plots', action='store_true', help=f'skip {plot_name}')
+    parser.add_argument('--animate', action='store_true', help='also write animation.gif: walls, '
+                        'car footprint, trail and lidar scan (at most 300 frames at 10 fps; a '
+                        'few seconds)')
     parser.add_argument('--force', action='store_true', help='overwrite an existing output')
     parser.add_argument('--out', required=True, help='output bag directory (missing parent '
                         'directories are created)')
@@ -276,13 +322,15 @@ def register(subparsers: Any) -> None:
         description='Run a trajectory-tracking controller (the same TrackerSession as the '
         'trajectory_tracker node) against the embedded engine: controller -> /cmd_vel '
         '(steering_angle mode) -> command mapper -> actuators -> vehicle model. Writes a rosbag2 '
-        'bag (standard topics + /reference_path + /tracking_error) holding metrics.json and '
-        'tracking.png, and prints the RMSE and ISE of the centre-of-mass error (whole run and '
-        'after the start transient). Example: rcsim track --trajectory figure_eight '
-        '--controller fl --world flat_track --out runs/track')
-    p.add_argument('--trajectory', default='figure_eight',
-                   choices=[*TRAJECTORY_NAMES, 'waypoints'],
-                   help='reference shape (seed 002; default: figure_eight)')
+        'bag (standard topics + /reference_path + /tracking_error) holding metrics.json, '
+        'tracking.png and index.html, and prints the RMSE and ISE of the centre-of-mass error '
+        '(whole run and after the start transient). The reference is checked against the '
+        "car's limits (steering curvature, max_speed, mu g); the default shapes stay inside "
+        "the default car's. Example: rcsim track --trajectory lemniscate --controller fl "
+        '--world flat_track --out runs/track')
+    p.add_argument('--trajectory', default='lemniscate', metavar='NAME',
+                   help=f'reference shape: {", ".join(TRAJECTORY_NAMES)} or waypoints '
+                   '(default: lemniscate, the figure eight x = a sin wt, y = a sin wt cos wt)')
     p.add_argument('--waypoints', metavar='CSV', help='waypoint file for --trajectory waypoints '
                    '(columns t,x,y, or x,y with --set waypoints_speed=V); like every shape, the '
                    'spline is moved and rotated to start at the car with its heading')
@@ -292,7 +340,7 @@ def register(subparsers: Any) -> None:
                    'at its spawn pose (default: flat_track)')
     p.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                    help='tracker parameter (shape, gains; as the trajectory_tracker node), '
-                   'e.g. amplitude=2.5 angular_speed=0.4 kp=3')
+                   'e.g. amplitude=5 angular_speed=0.4 kp=3')
     p.add_argument('--duration', type=float, default=None, help='run length [s] (default: one '
                    'period of the trajectory)')
     p.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT,
@@ -307,26 +355,28 @@ def register(subparsers: Any) -> None:
 
     e = subparsers.add_parser(
         'evaluate', help='RMSE/ISE and plots of /odom vs /reference_path in any bag',
-        description='Seed-002 metrics (centre-of-mass error RMSE and ISE) and plots from a bag '
-        'with /odom and /reference_path (engine, gz or real car).')
+        description='Tracking metrics (RMSE and ISE of the centre-of-mass error) and plots from '
+        'a bag with /odom and /reference_path (engine, gz or real car).')
     e.add_argument('--bag', required=True, help='rosbag2 directory, .db3/.mcap file, or .bag')
     e.add_argument('--params', action='append', default=[], metavar='YAML',
                    help='vehicle override YAML (lr places the centre of mass); repeatable')
     e.add_argument('--transient', type=float, default=DEFAULT_TRANSIENT,
                    help='start time [s] excluded from the "after transient" metrics '
                    f'(default: {DEFAULT_TRANSIENT:g})')
-    e.add_argument('--out', default=None, help='new directory for metrics.json and '
-                   'tracking.png (default: print the metrics only)')
+    e.add_argument('--out', default=None, help='new directory for metrics.json, '
+                   'tracking.png and index.html (default: print the metrics only)')
     e.add_argument('--force', action='store_true', help='overwrite an existing output')
     e.set_defaults(func=command_evaluate)
 
     m = subparsers.add_parser(
-        'manoeuvre', help='seed-004 scenarios: obstacle avoidance (lane shift / stop), parking',
+        'manoeuvre', help='obstacle avoidance (lane shift or stop) and parallel parking',
         description='avoid: basic_track with a box on the racing line, detected by the lidar '
-        '(detection range 2.5 m) and passed by a quintic lane shift; avoid_late: detection '
-        'range only 1.2 m, '
-        'S_T,min does not fit and the car stops; park: parallel parking between two boxes with '
-        'the seed-004 open-loop profile after the (T, delta_max) search.')
+        '(detection range 2.5 m) and passed by a quintic lane shift (W. Nelson, IEEE ICRA '
+        '1989) when the shortest shift the car can steer fits before the box; avoid_late: '
+        'detection range only 1.2 m, the shift does not fit and the car stops; park: parallel '
+        'parking between two boxes with the open-loop steering and speed profile of Paromtchik '
+        'and Laugier (IEEE Intelligent Vehicles Symposium 1996), its duration and steering '
+        'amplitude found by a search.')
     m.add_argument('name', choices=MANOEUVRES, help='scenario')
     _add_engine_run_options(m, 'manoeuvre.png')
     m.set_defaults(func=command_manoeuvre)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rc_sim_control.tracking import GRAVITY
 from rc_sim_description.errors import ConfigError
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-GRAVITY = 9.81
 
 
 # --------------------------------------------------------------------------- helpers
