@@ -58,7 +58,7 @@ _rc_sim_pip() {  # pip install quietly, dropping pip's noise about editable loca
 
 _rc_sim_setup() {
   local root extras stamp_file want have
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)" || return 1
+  root="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)" || return 1
   extras="${RC_SIM_EXTRAS:-}"
   RC_SIM_ROOT="$root"
   RC_SIM_VENV="${RC_SIM_VENV:-$root/.venv}"
