@@ -179,8 +179,8 @@ class FLGains:
 class KanayamaGains:
     """Kanayama gains kx [1/s], ky [1/m^2], ktheta [1/m] (critically damped: ktheta = 2 sqrt(ky)).
 
-    Gains published for full-size cars (kx = 10, ky = 1.118, kth = 2.5 for a 2.5 m car) are too
-    soft for a 1:10 car; these suit it.
+    Gains tuned for a 2.5 m car (kx = 10, ky = 1.118, kth = 2.5) are too soft for a 1:10 car;
+    these suit it.
     """
 
     NAME: ClassVar[str] = 'kanayama'

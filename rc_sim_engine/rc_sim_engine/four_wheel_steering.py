@@ -1,9 +1,9 @@
-"""Four-wheel-steering kinematic bicycle of seed 004 §I.1 (the Cycab), engine ``kinematic_4ws``.
+"""Four-wheel-steering kinematic bicycle (a car like the INRIA Cycab), engine ``kinematic_4ws``.
 
 The rear wheels steer by ``k`` times the front angle phi (``steering.rear_steering_ratio``; the
 Cycab has k = 0.69, our car k = 0 = front steering only). With k > 0 the rear wheels turn the
 other way (counter-phase): the instantaneous centre of rotation G projects on the car axis at H
-between the rear axle centre R and the front axle centre F, and (seed 004 eq. 1-9, L = wheelbase):
+between the rear axle centre R and the front axle centre F, and (L = wheelbase):
 
     RH = L cos(phi) sin(k phi) / sin((1 + k) phi)     HF = L cos(k phi) sin(phi) / sin((1 + k) phi)
     rho_R = L cos(phi) / |sin((1 + k) phi)|         rho_F = L cos(k phi) / |sin((1 + k) phi)|
@@ -11,7 +11,7 @@ between the rear axle centre R and the front axle centre F, and (seed 004 eq. 1-
     dx_R/dt = v_R cos(theta - k phi),  dy_R/dt = v_R sin(theta - k phi)
     dtheta/dt = v_R sin((1 + k) phi) / (L cos(phi))
 
-(the seed writes theta + k phi with the rear angle counted positive the other way). k = 0 gives the
+(texts that count the rear angle positive the other way write theta + k phi). k = 0 gives the
 ordinary kinematic bicycle, rho_R = L / tan(phi).
 
 In the engine the state is at the centre of mass (lr ahead of R, :mod:`rc_sim_engine.state`): the
@@ -41,7 +41,7 @@ FloatArray = npt.NDArray[np.float64]
 
 def icr_projection(phi: npt.ArrayLike, wheelbase: float,
                    k: float) -> tuple[FloatArray, FloatArray]:
-    """Seed 004 eq. 4: (RH, HF) [m], the foot H of the rotation centre from R and from F."""
+    """(RH, HF) [m], the foot H of the rotation centre from R and from F."""
     p = np.asarray(phi, dtype=float)
     den = np.sin((1.0 + k) * p)
     return (wheelbase * np.cos(p) * np.sin(k * p) / den,
@@ -50,21 +50,21 @@ def icr_projection(phi: npt.ArrayLike, wheelbase: float,
 
 def turning_radii(phi: npt.ArrayLike, wheelbase: float,
                   k: float) -> tuple[FloatArray, FloatArray]:
-    """Seed 004 eq. 5: (rho_R, rho_F) [m], turning radii of the rear and front axle centres."""
+    """(rho_R, rho_F) [m], turning radii of the rear and front axle centres."""
     p = np.asarray(phi, dtype=float)
     den = np.abs(np.sin((1.0 + k) * p))
     return wheelbase * np.cos(p) / den, wheelbase * np.cos(k * p) / den
 
 
 def rear_speed_from_front(v_front: npt.ArrayLike, phi: npt.ArrayLike, k: float) -> FloatArray:
-    """Seed 004 eq. 7: v_R = v_F cos(phi) / cos(k phi) [m/s]."""
+    """v_R = v_F cos(phi) / cos(k phi) [m/s]."""
     p = np.asarray(phi, dtype=float)
     return np.asarray(v_front, dtype=float) * np.cos(p) / np.cos(k * p)
 
 
 def kinematic_4ws_rates(theta: npt.ArrayLike, v_rear: npt.ArrayLike, phi: npt.ArrayLike,
                         wheelbase: float, k: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Seed 004 eq. 8: (dx_R/dt, dy_R/dt, dtheta/dt) of the rear axle centre (vectorized)."""
+    """(dx_R/dt, dy_R/dt, dtheta/dt) of the rear axle centre (vectorized)."""
     th, v, p = (np.asarray(a, dtype=float) for a in (theta, v_rear, phi))
     return (v * np.cos(th - k * p), v * np.sin(th - k * p),
             v * np.sin((1.0 + k) * p) / (wheelbase * np.cos(p)))

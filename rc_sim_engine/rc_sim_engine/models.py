@@ -316,7 +316,7 @@ MODELS: dict[str, VehicleModel] = {
     'single_track': VehicleModel('single_track', single_track_rhs, 1, False,
                                  'dynamic single track, tyre law from vehicle.yaml'),
     'kinematic_4ws': VehicleModel('kinematic_4ws', kinematic_4ws_rhs, 2, False,
-                                  'four-wheel-steering kinematic bicycle (seed 004)'),
+                                  'four-wheel-steering kinematic bicycle'),
 }
 
 
