@@ -27,7 +27,7 @@ import time
 
 __all__ = ['MESSAGE', 'compile_kernels', 'ensure_compiled', 'kernels_compiled', 'main']
 
-MESSAGE = "compiling the engine's kernels (once, about half a minute)..."
+MESSAGE = "compiling the engine's kernels (once, about a minute)..."
 #: Modules holding numba kernels the engine calls (module names; absent ones are skipped).
 KERNEL_MODULES = ('rc_sim_engine._jit_cache', 'rc_sim_engine.state', 'rc_sim_engine.packed',
                   'rc_sim_engine.tyres', 'rc_sim_engine.actuators', 'rc_sim_engine.models',
