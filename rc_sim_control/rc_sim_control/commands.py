@@ -389,8 +389,10 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     ``levels=(1.0,)`` reaches max_steering_angle or the maximum speed. ``mode`` is
     ``steering_angle`` (angular_z = delta [rad]) or ``yaw_rate`` (angular_z = v tan(delta) / L,
     which the yaw-rate mapper maps back to the same delta while |v| is above its standstill
-    threshold). Every sequence ends at rest. Old names (:data:`MANOEUVRE_ALIASES`) still work.
+    threshold). Every sequence ends at rest. Old names (:data:`MANOEUVRE_ALIASES`) still work
+    and name the sequence as called.
     """
+    called = name
     name, _ = canonical_manoeuvre(name)
     if name not in MANOEUVRES:
         hint = difflib.get_close_matches(name, list(MANOEUVRES), n=1)
@@ -436,7 +438,7 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     v[-1] = 0.0  # end at rest
     angular_z = v * np.tan(delta) / lim.L if mode == 'yaw_rate' else delta
     shown = ', '.join(f'{key}={value!r}' for key, value in kw.items())
-    return CommandSequence(t, v, angular_z, mode, name, f'{description} ({shown})')
+    return CommandSequence(t, v, angular_z, mode, called, f'{description} ({shown})')
 
 
 # --------------------------------------------------------------------------- files
