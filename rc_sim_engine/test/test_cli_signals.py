@@ -20,8 +20,10 @@ RUN = [sys.executable, '-m', 'rc_sim_engine', 'run', '--world', 'basic_track', '
 
 
 def _start_and_signal(out: Path, sig: int) -> subprocess.CompletedProcess[str]:
+    # a child of a background job inherits SIGINT ignored: give it the default disposition
     proc = subprocess.Popen([*RUN, '--out', str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     try:
         while not list(out.parent.glob(f'.{out.name}.*.tmp')):
