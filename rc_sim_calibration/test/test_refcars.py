@@ -38,6 +38,13 @@ def constant(v: float, delta: float, duration: float, ramp: float = 1.0) -> Mano
                      lambda t: (np.interp(t, [0.0, ramp], [0.0, v]), np.full_like(t, delta)))
 
 
+def short_slalom(duration: float = 6.0) -> Manoeuvre:
+    """1.5 m/s, steering 0.15 sin(2 pi 0.8 t) after 1.5 s (a short slalom)."""
+    return Manoeuvre('short_slalom', duration, lambda t: (
+        np.interp(t, [0.0, 1.0], [0.0, 1.5]),
+        np.where(t > 1.5, 0.15 * np.sin(2 * np.pi * 0.8 * (t - 1.5)), 0.0)))
+
+
 def steering_steps(levels: list[tuple[float, float]], duration: float) -> Manoeuvre:
     """Standing car (v = 0), steering reference stepping to levels[k][1] at levels[k][0]."""
     tk = np.array([0.0] + [lv[0] for lv in levels])
@@ -147,6 +154,80 @@ def test_understeer_gradient_sign_and_size(name):
     k_lin = car.understeer_gradient()
     assert k_est > 0.0
     assert 0.6 * k_lin < k_est < 1.8 * k_lin, (k_est, k_lin)
+
+
+def test_tyre_laws_analytic_properties():
+    """Fiala: slope C at zero, F = mu Fz at the sliding limit z_sl = 3 mu Fz / C (continuous),
+    monotone and odd; Magic Formula: slope K at zero, peak mu Fz; load sensitivity degressive;
+    friction circle keeps the direction and caps the norm."""
+    t = refcars.tyres
+    C, muf = 80.0, 15.0
+    z_sl = 3 * muf / C
+    assert t.fiala_lateral(1e-7, C, muf) / math.tan(1e-7) == pytest.approx(C, rel=1e-5)
+    assert t.fiala_lateral(math.atan(z_sl * (1 - 1e-9)), C, muf) == pytest.approx(muf, rel=1e-6)
+    alphas = np.linspace(-0.6, 0.6, 241)
+    f = np.array([t.fiala_lateral(a, C, muf) for a in alphas])
+    assert np.all(np.diff(f) >= -1e-12) and np.allclose(f, -f[::-1])
+    K, shape = 90.0, 1.4
+    assert t.magic_formula(1e-7, K, shape, muf, -0.3) / 1e-7 == pytest.approx(K, rel=1e-5)
+    mf = np.array([t.magic_formula(a, K, shape, muf, -0.3) for a in alphas])
+    assert np.max(mf) == pytest.approx(muf, rel=1e-3) and np.allclose(mf, -mf[::-1])
+    k1 = t.load_sensitive_stiffness(5.0, 10.0, 10.0, 0.2)
+    assert k1 == pytest.approx(50.0) and t.load_sensitive_stiffness(5.0, 20.0, 10.0, 0.2) < 2 * k1
+    assert t.friction_circle(3.0, 4.0, 10.0) == (3.0, 4.0)
+    fx, fy = t.friction_circle(6.0, 8.0, 5.0)
+    assert math.hypot(fx, fy) == pytest.approx(5.0) and fx / fy == pytest.approx(0.75)
+
+
+def _linear_single_track_yaw_rate(car, T, t0: float, t1: float):
+    """Linear single track (Rajamani 2012 ch. 2: lateral velocity and yaw rate with linear axle
+    forces C alpha), driven by the plant's own steering angle and speed, integrated with scipy;
+    with first-order relaxation-length tyre lag when the car has it (Pacejka 2012 ch. 7-8)."""
+    from scipy.integrate import solve_ivp
+
+    cf, cr = car.axle_cornering_stiffness()
+    m, Iz, lf, lr = car.m, car.Iz, car.lf, car.lr
+    sig = (car.params.get('relaxation_length_front', 0.0),
+           car.params.get('relaxation_length_rear', 0.0))
+    t, d, vxa = T['t'], T['delta'], T['vx']
+
+    def rhs(tt, x):
+        delta, vx = np.interp(tt, t, d), np.interp(tt, t, vxa)
+        af, ar = delta - (x[0] + lf * x[1]) / vx, -(x[0] - lr * x[1]) / vx
+        extra = []
+        if sig[0] > 0:
+            extra = [vx / sig[0] * (af - x[2]), vx / sig[1] * (ar - x[3])]
+            af, ar = x[2], x[3]
+        fyf, fyr = cf * af * math.cos(delta), cr * ar
+        return [(fyf + fyr) / m - vx * x[1], (lf * fyf - lr * fyr) / Iz, *extra]
+
+    i0 = int(np.searchsorted(t, t0))
+    vy0, r0, vx0 = T['vy_cg'][i0], T['yaw_rate'][i0], vxa[i0]
+    x0 = [vy0, r0]
+    if sig[0] > 0:
+        x0 += [d[i0] - (vy0 + lf * r0) / vx0, -(vy0 - lr * r0) / vx0]
+    te = t[(t >= t0) & (t <= t1)][::10]
+    sol = solve_ivp(rhs, (t0, t1), x0, t_eval=te, rtol=1e-6, atol=1e-9, max_step=0.02)
+    return sol.y[1], np.interp(te, t, T['yaw_rate'])
+
+
+@pytest.mark.parametrize('name', refcars.CAR_NAMES)
+def test_small_signal_yaw_rate_matches_linear_single_track(name):
+    """Small steering sine (0.02 rad, 3 Hz, as the held-out chirp's top) at 2.5 m/s: the
+    nonlinear plant's yaw rate equals the linear single track with the truth's axle cornering
+    stiffnesses, mass, yaw inertia and CG (measured: <= 1 % RMS; Ackermann, load transfer and
+    rolling resistance make the rest; a 20 % yaw-inertia error gives 3-4.6 %)."""
+    car = refcars.make_car(name, 4)  # lf / L = 0.56: front and rear arms differ
+    sine = Manoeuvre('sine', 7.5, lambda t: (
+        np.interp(t, [0.0, 1.5], [0.0, 2.5]),
+        np.where(t > 2.0, 0.02 * np.sin(2 * np.pi * 3.0 * (t - 2.0)), 0.0)))
+    interface = None if name == 'throttle_duty' else 'steering_wheel'
+    T = car.simulate(sine, interface, noise=False).true
+    linear, plant = _linear_single_track_yaw_rate(car, T, 2.0, 7.0)
+    rms = float(np.sqrt(np.mean(plant ** 2)))
+    assert rms > 0.05
+    err = float(np.sqrt(np.mean((linear - plant) ** 2)))
+    assert err < 0.02 * rms
 
 
 def _first_change(series, t0: float = 0.0) -> float:
@@ -288,7 +369,7 @@ def test_measured_point_kinematics(name):
     (vx - y_o r, vy + x_o r); checked on the bag's noise-free poses by finite differences."""
     car = refcars.make_car(name, 23)
     xo, yo, yaw_o = car.odom_offset
-    tr = car.simulate(refcars.make_manoeuvre('slalom'), noise=False)
+    tr = car.simulate(short_slalom(), noise=False)
     odom, T = tr.topic('/odom'), tr.true
     t = odom.stamp
     yaw_body = np.unwrap(odom.fields['yaw']) - yaw_o
@@ -352,6 +433,25 @@ def test_imu_bias_and_noise():
     assert np.std(err - bias) == pytest.approx(car.sensor['gyro_noise'], rel=0.15)
     still = noisy.stamp < 0.9  # standing: specific force = (0, 0, g) + noise
     assert abs(np.mean(noisy.fields['az'][still]) - 9.80665) < 0.05
+
+
+def test_imu_specific_force_is_the_mount_point_acceleration():
+    """Noise-free /imu ax, ay = second time derivative of the IMU point's position (from the
+    true pose, finite differences), rotated into the body frame."""
+    car = refcars.make_car('dc_double_track', 12)
+    tr = car.simulate(short_slalom(), 'steering_wheel', noise=False)
+    T, imu = tr.true, tr.topic('/imu')
+    c, s = np.cos(T['yaw']), np.sin(T['yaw'])
+    px, py = T['x'] + c * car.imu_mount_x, T['y'] + s * car.imu_mount_x
+    ax_w = np.gradient(np.gradient(px, T['t']), T['t'])
+    ay_w = np.gradient(np.gradient(py, T['t']), T['t'])
+    ax_b, ay_b = c * ax_w + s * ay_w, -s * ax_w + c * ay_w
+    inner = (imu.stamp > 0.1) & (imu.stamp < tr.duration - 0.1)
+    np.testing.assert_allclose(imu.fields['ax'][inner], np.interp(imu.stamp, T['t'], ax_b)[inner],
+                               atol=0.03)
+    np.testing.assert_allclose(imu.fields['ay'][inner], np.interp(imu.stamp, T['t'], ay_b)[inner],
+                               atol=0.03)
+    assert np.max(np.abs(imu.fields['ay'])) > 0.5
 
 
 def test_measured_yaml_is_a_valid_override_and_close_to_truth(tmp_path):
