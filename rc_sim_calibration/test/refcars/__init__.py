@@ -63,6 +63,17 @@ __all__ = ['CARS', 'CAR_NAMES', 'CAR_TABLES', 'COMMON', 'HELD_OUT', 'INTERFACES'
            'training_manoeuvres', 'training_set', 'write_bag', 'write_car_files',
            'write_manoeuvre_bag', 'yaw_rate_mapper']
 
+
+def _range_tables() -> str:
+    parts = ['\n\nParameter ranges (drawn uniformly once per car; README.md holds the same tables):',
+             '\nCommon to every car:\n', markdown_table(COMMON)]
+    for car_name, rows in CAR_TABLES.items():
+        parts += [f'\n``{car_name}``:\n', markdown_table(rows)]
+    return '\n'.join(parts) + '\n'
+
+
+__doc__ = (__doc__ or '') + _range_tables()
+
 CARS: dict[str, type[RefCar]] = {
     'esc_fiala': EscFialaCar,
     'dc_double_track': DcDoubleTrackCar,

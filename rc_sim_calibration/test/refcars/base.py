@@ -18,6 +18,7 @@ is not pushed by a slip angle that does not exist.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import cache
 import math
 from typing import Any, ClassVar
 import zlib
@@ -51,15 +52,16 @@ def blend_weight(speed: float) -> float:
     return s * s * (3.0 - 2.0 * s)
 
 
+@cache
 def mapper_settings() -> dict[str, float]:
     """The rc-sim ``yaw_rate`` mapper limits the car's on-board mapper uses (rc-sim defaults)."""
     from rc_sim_control.ackermann import DEFAULT_STANDSTILL_SPEED
     from rc_sim_description.params import load_vehicle_params
 
     steering = load_vehicle_params().steering
-    return {'max_steering_angle': steering.max_steering_angle,
-            'max_steering_rate': steering.max_steering_rate,
-            'standstill_speed': DEFAULT_STANDSTILL_SPEED}
+    return {'max_steering_angle': float(steering.max_steering_angle),
+            'max_steering_rate': float(steering.max_steering_rate),
+            'standstill_speed': float(DEFAULT_STANDSTILL_SPEED)}
 
 
 def yaw_rate_mapper(t: np.ndarray, linear_x: np.ndarray, angular_z: np.ndarray, *,

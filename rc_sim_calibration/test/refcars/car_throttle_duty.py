@@ -50,6 +50,7 @@ class ThrottleDutyCar(RefCar):
     interfaces: ClassVar[tuple[str, ...]] = ('normalised_throttle',)
     default_interface: ClassVar[str] = 'normalised_throttle'
     steering_fit_range: ClassVar[float] = 0.5  # normalised command units
+    deadman: bool = True  # False: no /safety_value topic; the car applies /throttle directly
 
     def steering_map(self, s: np.ndarray | float) -> np.ndarray:
         """Steering target [rad] for normalised command ``s`` (before the servo's lag)."""
@@ -144,12 +145,14 @@ class ThrottleDutyCar(RefCar):
         steer = np.clip(d_ref / STEERING_SCALE, -1.0, 1.0)
         throttle = self.feed_forward_throttle(t, v_ref)
         safety = ((t >= DEADMAN_OFF) & (t <= t[-1] - DEADMAN_OFF)).astype(float)
-        published = np.where(safety > 0.0, throttle, THROTTLE_RESTING)
+        resting = THROTTLE_RESTING if self.deadman else 0.0
+        published = np.where(safety > 0.0, throttle, resting)
         topics = [TopicSeries('/steering_norm', 'std_msgs/msg/Float32', t, {'data': steer}),
                   TopicSeries('/throttle', 'std_msgs/msg/Float32', t + 1e-5,
-                              {'data': published}),
-                  TopicSeries('/safety_value', 'std_msgs/msg/Float32', t + 2e-5,
-                              {'data': safety})]
+                              {'data': published})]
+        if self.deadman:
+            topics.append(TopicSeries('/safety_value', 'std_msgs/msg/Float32', t + 2e-5,
+                                      {'data': safety}))
         # the car applies throttle x deadman; Float32 precision as on the wire
         applied = published.astype(np.float32).astype(float) * safety
         return topics, np.stack([steer.astype(np.float32).astype(float), applied], axis=1)

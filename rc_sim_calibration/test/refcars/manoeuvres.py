@@ -1,4 +1,4 @@
-"""Open-loop manoeuvres for a 1:10 car in a lab (about 6 m x 6 m, one 9 m straight).
+"""Open-loop manoeuvres for a 1:10 car in a lab (about 6 m x 6 m, one 7.5 m straight).
 
 A manoeuvre is a reference speed v_ref(t) [m/s] and a reference bicycle steering angle
 delta_ref(t) [rad], vectorized over t [s]. Each car turns them into its own commands (steering
@@ -60,9 +60,9 @@ def _steps(knots: list[tuple[float, float]]) -> Callable[[np.ndarray], np.ndarra
 
 
 def _line() -> Manoeuvre:
-    speed = _ramps([(0, 0), (STILL, 0), (2.0, 1.5), (4.5, 1.5), (5.0, 0.7), (7.5, 0.7),
-                    (8.3, 1.6), (9.3, 1.6), (10.5, 0), (13.0, 0)])
-    return Manoeuvre('line', 13.0, lambda t: (speed(t), np.zeros_like(t)))
+    speed = _ramps([(0, 0), (STILL, 0), (2.0, 1.2), (4.0, 1.2), (4.4, 0.6), (6.4, 0.6),
+                    (7.0, 1.5), (8.0, 1.5), (9.0, 0), (12.5, 0)])
+    return Manoeuvre('line', 12.5, lambda t: (speed(t), np.zeros_like(t)))
 
 
 def _circle(name: str, delta: float, v1: float, v2: float) -> Manoeuvre:
@@ -83,10 +83,11 @@ def _figure_eight(wheelbase: float) -> Manoeuvre:
 
 
 def _steering_steps() -> Manoeuvre:
-    levels = [0.0, 0.08, -0.08, 0.16, -0.16, 0.25, -0.25, 0.0]
+    # steps of both signs around a mean left turn (0.1 rad), so the path curls up in the lab
+    levels = [0.1, 0.2, 0.0, 0.28, -0.08, 0.22, -0.14, 0.1]
     knots = [(0.0, 0.0)] + [(STILL + 1.5 + 1.5 * i, lv) for i, lv in enumerate(levels)]
     end = STILL + 1.5 + 1.5 * len(levels)
-    speed = _ramps([(0, 0), (STILL, 0), (STILL + 1.0, 1.2), (end, 1.2), (end + 1.2, 0),
+    speed = _ramps([(0, 0), (STILL, 0), (STILL + 1.0, 1.0), (end, 1.0), (end + 1.0, 0),
                     (end + 2.0, 0)])
     steer = _steps(knots)
     return Manoeuvre('steering_steps', end + 2.0, lambda t: (speed(t), steer(t)))

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-__all__ = ['CAR_TABLES', 'COMMON', 'Range', 'draw', 'markdown_table']
+__all__ = ['CAR_TABLES', 'COMMON', 'Range', 'draw', 'markdown_table', 'readme_tables', 'table']
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ DC_DOUBLE_TRACK: dict[str, Range] = {
     'mf_curvature_lateral': Range(-0.5, 0.2, '-', 'Magic Formula E (lateral)'),
     'roll_stiffness_front': Range(0.4, 0.6, '-', 'front share of the roll stiffness'),
     'odom_offset_x': Range(0.05, 0.20, 'm', 'mocap body frame x in base_link'),
-    'odom_offset_y_abs': Range(0.005, 0.03, 'm', '|y| of the mocap body frame (sign drawn)'),
+    'odom_offset_y_abs': Range(0.005, 0.03, 'm', 'abs(y) of the mocap body frame (sign drawn)'),
     'odom_offset_y_sign': Range(-1.0, 1.0, '-', 'sign of the mocap y offset: + if >= 0'),
 }
 
@@ -130,7 +130,7 @@ AWD_RELAX: dict[str, Range] = {
     'mf_shape_lateral': Range(1.2, 1.5, '-', 'Magic Formula C (lateral)'),
     'mf_shape_long': Range(1.5, 1.7, '-', 'Magic Formula C (longitudinal)'),
     'odom_offset_x': Range(0.05, 0.25, 'm', 'mocap body frame x in base_link'),
-    'odom_offset_y_abs': Range(0.005, 0.03, 'm', '|y| of the mocap body frame (sign drawn)'),
+    'odom_offset_y_abs': Range(0.005, 0.03, 'm', 'abs(y) of the mocap body frame (sign drawn)'),
     'odom_offset_y_sign': Range(-1.0, 1.0, '-', 'sign of the mocap y offset: + if >= 0'),
 }
 
@@ -145,11 +145,11 @@ THROTTLE_DUTY: dict[str, Range] = {
     'steer_map_c': Range(-0.04, 0.04, '-', 'normalised-command offset c of the map'),
     'stall_force': Range(20.0, 40.0, 'N', 'C_m1: motor force at full duty, standstill'),
     'no_load_speed': Range(6.0, 10.0, 'm/s', 'C_m1 / C_m2: no-load top speed'),
-    'throttle_dead_zone': Range(0.02, 0.08, '-', 'ESC dead zone on |throttle|'),
+    'throttle_dead_zone': Range(0.02, 0.08, '-', 'ESC dead zone on abs(throttle)'),
     'mf_shape_lateral': Range(1.2, 1.5, '-', 'Magic Formula C (lateral)'),
     'mf_curvature_lateral': Range(-0.5, 0.2, '-', 'Magic Formula E (lateral)'),
     'odom_offset_x': Range(0.05, 0.15, 'm', 'mocap body frame x in base_link'),
-    'odom_offset_y_abs': Range(0.005, 0.02, 'm', '|y| of the mocap body frame (sign drawn)'),
+    'odom_offset_y_abs': Range(0.005, 0.02, 'm', 'abs(y) of the mocap body frame (sign drawn)'),
     'odom_offset_y_sign': Range(-1.0, 1.0, '-', 'sign of the mocap y offset: + if >= 0'),
     'odom_offset_yaw': Range(-0.01, 0.01, 'rad', 'mocap body frame yaw in base_link'),
 }
@@ -170,6 +170,14 @@ def table(car: str) -> dict[str, Range]:
 def draw(car: str, rng: np.random.Generator) -> dict[str, float]:
     """Draw every parameter of ``car`` once (fixed key order, so a seed fixes the car)."""
     return {key: rng_range.draw(rng) for key, rng_range in table(car).items()}
+
+
+def readme_tables() -> str:
+    """The parameter-range section of README.md (regenerate it with this after a change)."""
+    parts = ['### Common to every car', '', markdown_table(COMMON)]
+    for name, rows in CAR_TABLES.items():
+        parts += ['', f'### `{name}`', '', markdown_table(rows)]
+    return '\n'.join(parts) + '\n'
 
 
 def markdown_table(rows: dict[str, Range]) -> str:
