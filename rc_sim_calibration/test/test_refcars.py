@@ -574,3 +574,18 @@ def test_script_writes_a_set(tmp_path):
                          check=False)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert re.search(r'nope', bad.stderr) and not (tmp_path / 'x').exists()
+
+
+def test_reference_cars_do_not_import_the_code_under_test(tmp_path):
+    """Independence: simulating and writing a bag loads neither rc_sim_engine nor
+    rc_sim_calibration (checked in a fresh interpreter; the repository conftest imports both)."""
+    code = (
+        'import sys; sys.path.insert(0, sys.argv[1]); import refcars\n'
+        "car = refcars.make_car('dc_double_track', 1)\n"
+        "tr = car.simulate(refcars.Manoeuvre('m', 2.0, lambda t: (t * 0 + 1.0, t * 0 + 0.1)))\n"
+        "refcars.write_bag(tr, sys.argv[2], storage='mcap'); refcars.write_car_files(car, sys.argv[3])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('rc_sim_engine', 'rc_sim_calibration'))\n"
+        'print(bad); sys.exit(1 if bad else 0)\n')
+    run = subprocess.run([sys.executable, '-c', code, str(HERE), str(tmp_path / 'bag'),
+                          str(tmp_path)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
