@@ -9,8 +9,9 @@ Structure (mocap body frame offset in x and y; commands on /cmd_vel by default, 
   delta = clip(delta, delta_s - b_l/2, delta_s + b_l/2) (backlash, Tao & Kokotovic 1996).
   Front wheel angles from the bicycle angle by exact Ackermann geometry
   delta_l,r = atan(L tan(delta) / (L -+ W/2 tan(delta))).
-* Drive: sensored ESC with a PI speed loop on the motor (gains placed for a critically damped
-  loop at the drawn bandwidth), battery-voltage and current limits; DC motor with back-EMF,
+* Drive: sensored ESC whose speed set-point is slew-limited (ramp, as ESC 'punch' / VESC ramp
+  settings) and a PI speed loop on the motor (gains placed for a critically damped loop at the
+  drawn bandwidth), battery-voltage and current limits; DC motor with back-EMF,
   i = (V - Ke w_m) / R (armature inductance neglected), T = Kt i; gearbox G; open rear
   differential (equal torque per side); each rear wheel spins with its own inertia:
   (2 Jw + Jm G^2) d(w_c)/dt = G T - r (Fx_l + Fx_r) - 2 b w_c,
@@ -40,6 +41,7 @@ __all__ = ['DcDoubleTrackCar']
 V_EPS = 0.05   # m/s, slip-angle denominator floor
 V_ROLL = 0.05  # m/s
 MF_SHAPE_LONG = 1.65
+RAMP_LAG = 0.01  # s, time constant of the set-point ramp below its slew limit
 
 
 class DcDoubleTrackCar(RefCar):
@@ -67,6 +69,7 @@ class DcDoubleTrackCar(RefCar):
         half_db = 0.5 * p['servo_dead_band']
         ke, res, gear = p['motor_kv_const'], p['motor_resistance'], p['gear_ratio']
         imax, vbat = p['motor_max_current'], p['battery_voltage']
+        ramp = p['esc_ramp'] / r_eff
         jw, bw = p['wheel_inertia'], p['driveline_damping']
         jc = 2.0 * jw + p['motor_inertia'] * gear ** 2
         kp, ki = self.pi_gains()
@@ -81,7 +84,7 @@ class DcDoubleTrackCar(RefCar):
                                             math.sin, math.tan)
 
         def deriv(x: list[float], u: tuple[float, ...]) -> list[float]:
-            (_, _, yaw, vx, vy, r, ds, ws, delta, wc, wd, kl, kr, integ, axf, ayf) = x
+            (_, _, yaw, vx, vy, r, ds, ws, delta, wc, wd, kl, kr, integ, axf, ayf, wref) = x
             # servo (second order, dead band, rate saturation)
             err = min(max(gain * u[0] + trim, -dmax), dmax) - ds
             err = err - half_db if err > half_db else (err + half_db if err < -half_db else 0.0)
@@ -89,8 +92,9 @@ class DcDoubleTrackCar(RefCar):
             if (ws >= rho and acc > 0.0) or (ws <= -rho and acc < 0.0):
                 acc = 0.0
             # ESC PI + DC motor
+            dwref = min(max((u[1] - wref) / RAMP_LAG, -ramp), ramp)
             wm = gear * wc
-            e_m = gear * u[1] - wm
+            e_m = gear * wref - wm
             v_raw = kp * e_m + ki * integ
             volt = min(max(v_raw, -vbat), vbat)
             dinteg = 0.0 if (v_raw > vbat and e_m > 0.0) or (v_raw < -vbat and e_m < 0.0) \
@@ -153,7 +157,7 @@ class DcDoubleTrackCar(RefCar):
             cyaw, syaw = cos(yaw), sin(yaw)
             return [vx * cyaw - vy * syaw, vx * syaw + vy * cyaw, r, fx / m + vy * r, dvy, dr,
                     ws, acc, 0.0, dwc, dwd, dkl, dkr, dinteg,
-                    (fx / m - axf) / tau_z, (fy / m - ayf) / tau_z]
+                    (fx / m - axf) / tau_z, (fy / m - ayf) / tau_z, dwref]
         return deriv
 
     def _post_step(self) -> PostStep:
@@ -169,7 +173,7 @@ class DcDoubleTrackCar(RefCar):
     def _initial_state(self, x: float, y: float, yaw: float) -> list[float]:
         trim = self.params['steering_trim']
         return [x + self.lr * math.cos(yaw), y + self.lr * math.sin(yaw), yaw,
-                0.0, 0.0, 0.0, trim, 0.0, trim, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+                0.0, 0.0, 0.0, trim, 0.0, trim, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 
     def _extra_outputs(self, X: np.ndarray, Xdot: np.ndarray) -> dict[str, np.ndarray]:
         return {'delta': X[:, 8], 'delta_servo': X[:, 6],
@@ -204,7 +208,7 @@ class DcDoubleTrackCar(RefCar):
                       p['speed_loop_bandwidth'], 'kp': kp, 'ki': ki,
                       'equivalent_time_constant': 2.0 / p['speed_loop_bandwidth'] - kp / ki,
                       **{k: p[k] for k in ('motor_kv_const', 'motor_resistance',
-                                           'motor_inertia', 'motor_max_current',
+                                           'motor_inertia', 'motor_max_current', 'esc_ramp',
                                            'battery_voltage', 'gear_ratio', 'wheel_inertia',
                                            'driveline_damping')}},
             'tyres': {'model': 'magic_formula', 'c_alpha_front': p['c_alpha_front'],
