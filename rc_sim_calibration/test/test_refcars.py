@@ -139,8 +139,8 @@ def test_low_speed_circle_radius_is_kinematic(name):
 @pytest.mark.parametrize('name', refcars.CAR_NAMES)
 def test_understeer_gradient_sign_and_size(name):
     """delta - L kappa = K_us a_y (Rajamani 2012 ch. 3): from two steady circles at fixed
-    steering, K = (e1 - e2)/(a1 - a2) with e = delta - L kappa: positive and within a factor
-    of the linear K_us (tyre saturation and load transfer raise it at higher a_y)."""
+    steering, K = (e1 - e2)/(a1 - a2) with e = delta - L kappa: positive and close to the
+    linear K_us (tyre saturation, load transfer and drive forces move it at higher a_y)."""
     car = refcars.make_car(name, 4)
     points = []
     for v in (1.0, 2.2):
@@ -153,7 +153,8 @@ def test_understeer_gradient_sign_and_size(name):
     k_est = (points[1][0] - points[0][0]) / (points[1][1] - points[0][1])
     k_lin = car.understeer_gradient()
     assert k_est > 0.0
-    assert 0.6 * k_lin < k_est < 1.8 * k_lin, (k_est, k_lin)
+    # measured over seeds: within 0.3 K_us + 0.0012 (saturation, load transfer, drive forces)
+    assert abs(k_est - k_lin) < 0.3 * k_lin + 0.0012, (k_est, k_lin)
 
 
 def test_tyre_laws_analytic_properties():
@@ -215,8 +216,8 @@ def _linear_single_track_yaw_rate(car, T, t0: float, t1: float):
 def test_small_signal_yaw_rate_matches_linear_single_track(name):
     """Small steering sine (0.02 rad, 3 Hz, as the held-out chirp's top) at 2.5 m/s: the
     nonlinear plant's yaw rate equals the linear single track with the truth's axle cornering
-    stiffnesses, mass, yaw inertia and CG (measured: <= 1 % RMS; Ackermann, load transfer and
-    rolling resistance make the rest; a 20 % yaw-inertia error gives 3-4.6 %)."""
+    stiffnesses, mass, yaw inertia and CG (single-track cars: <= 1 % RMS, from load transfer
+    and rolling resistance; a 20 % yaw-inertia error gives 3-4.6 %)."""
     car = refcars.make_car(name, 4)  # lf / L = 0.56: front and rear arms differ
     sine = Manoeuvre('sine', 7.5, lambda t: (
         np.interp(t, [0.0, 1.5], [0.0, 2.5]),
@@ -225,9 +226,11 @@ def test_small_signal_yaw_rate_matches_linear_single_track(name):
     T = car.simulate(sine, interface, noise=False).true
     linear, plant = _linear_single_track_yaw_rate(car, T, 2.0, 7.0)
     rms = float(np.sqrt(np.mean(plant ** 2)))
-    assert rms > 0.05
+    assert rms > 0.02  # excited (the servo lag attenuates 3 Hz by up to half)
     err = float(np.sqrt(np.mean((linear - plant) ** 2)))
-    assert err < 0.02 * rms
+    # the double track's own track-width effects (Ackermann, per-wheel slip, diff moment) add
+    # up to ~2.7 % over seeds; a 20 % yaw-inertia error gives 5-9 % there
+    assert err < (0.035 if name == 'dc_double_track' else 0.02) * rms, err / rms
 
 
 def _first_change(series, t0: float = 0.0) -> float:
@@ -263,7 +266,8 @@ def test_first_order_servo_step_delay_lag_and_slew(name):
     assert np.max(np.abs(rate)) <= p['servo_max_rate'] * 1.001
     d2 = float(car.steady_steering(np.array([command_for(car, 0.35)]))[0])
     peak = min(p['servo_max_rate'], abs(d2 - d1) / tau)  # slews when the lag asks for more
-    assert np.max(np.abs(rate)) == pytest.approx(peak, rel=0.02)
+    # the rate jumps at the edge: the sampled maximum lies within one step's decay of the peak
+    assert peak * math.exp(-2 * car.dt / tau) - 1e-6 <= np.max(np.abs(rate)) <= peak * 1.001
 
 
 def test_second_order_servo_step_dead_band_backlash():
@@ -300,16 +304,18 @@ def test_second_order_servo_step_dead_band_backlash():
 
 
 def test_rate_limited_servo_and_asymmetric_linkage():
-    """awd_relax: horn rate = rho tanh(e / (rho tau)) -> slews at rho on a large step, settles
-    on the linkage map delta = u + q u^2 + c u^3 of the firmware target; left and right
-    steady angles differ (asymmetric linkage)."""
+    """awd_relax: horn rate = rho tanh(e / (rho tau)): peak rho tanh(e0 / (rho tau)) on a step
+    of e0, never above rho; settles on the linkage map delta = u + q u^2 + c u^3 of the
+    firmware target; left and right steady angles differ (asymmetric linkage)."""
     car = refcars.make_car('awd_relax', 9)
     p = car.params
     tr = car.simulate(steering_steps([(0.3, 0.3), (1.0, -0.3)], 1.8), noise=False)
     T = tr.true
     horn_rate = np.gradient(T['servo_horn'], T['t'])
-    assert np.max(np.abs(horn_rate)) <= p['servo_max_rate'] * 1.001
-    assert np.max(horn_rate) > 0.95 * p['servo_max_rate']
+    rho, tau = p['servo_max_rate'], p['servo_time_constant']
+    assert np.max(np.abs(horn_rate)) <= rho * 1.001
+    peak = rho * math.tanh(0.6 * p['steering_gain'] / (rho * tau))  # second step, -0.6 g
+    assert 0.97 * peak < -np.min(horn_rate) <= rho * 1.001
     left = T['delta'][(T['t'] > 0.9) & (T['t'] < 1.0)].mean()
     right = T['delta'][T['t'] > 1.7].mean()
     u_l, u_r = p['steering_gain'] * 0.3 + p['steering_trim'], -p['steering_gain'] * 0.3 + \
@@ -359,8 +365,8 @@ def test_throttle_car_speed_matches_scipy_longitudinal_model():
                     max_step=0.002, rtol=1e-8, atol=1e-10)
     got = np.interp(ref.t, T['t'], T['vx'])
     np.testing.assert_allclose(got, ref.y[0], atol=0.01 * 1.2)
-    assert car.terminal_speed(float(np.float32(thr.fields['data'][-30]))) == \
-        pytest.approx(1.2, rel=1e-3)
+    held = thr.fields['data'][np.searchsorted(thr.log_time, 4.0)]  # feed-forward at 1.2 m/s
+    assert car.terminal_speed(float(np.float32(held))) == pytest.approx(1.2, rel=1e-3)
 
 
 @pytest.mark.parametrize('name', ('dc_double_track', 'throttle_duty'))
@@ -379,7 +385,7 @@ def test_measured_point_kinematics(name):
     lat = -np.sin(yaw_body) * vx_w + np.cos(yaw_body) * vy_w
     lon = np.cos(yaw_body) * vx_w + np.sin(yaw_body) * vy_w
     r = np.interp(t, T['t'], T['yaw_rate'])
-    inner = slice(5, -5)
+    inner = (t > 0.1) & (t < tr.duration - 0.6)  # finite differences: away from the stop kink
     np.testing.assert_allclose(lat[inner], (np.interp(t, T['t'], T['vy']) + xo * r)[inner],
                                atol=0.01)
     np.testing.assert_allclose(lon[inner], (np.interp(t, T['t'], T['vx']) - yo * r)[inner],

@@ -27,6 +27,8 @@ Parameter ranges: ``ranges.COMMON`` plus ``ranges.CAR_TABLES[name]`` (README.md 
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from .bags import STORAGES, read_bag, write_bag
@@ -86,13 +88,17 @@ CAR_NAMES = tuple(CARS)
 def make_car(name: str, rng: np.random.Generator | int) -> RefCar:
     """Draw car ``name``'s parameters once from its documented ranges with ``rng``.
 
-    ``rng``: a ``numpy.random.Generator`` or an integer seed. The draw order is fixed (table
-    order), then one 63-bit noise seed is drawn: the same seed gives the same car and the same
-    bags.
+    ``rng``: a ``numpy.random.Generator`` (used as is) or an integer seed S (the generator is
+    then seeded with (S, crc32(name)), so one seed gives four different cars). The draw order is
+    fixed (table order), then one 63-bit noise seed is drawn: the same seed gives the same car
+    and the same bags.
     """
     if name not in CARS:
         raise ValueError(f'unknown reference car {name!r}; known: {", ".join(CAR_NAMES)}')
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        gen = rng
+    else:
+        gen = np.random.default_rng(np.random.SeedSequence([int(rng), zlib.crc32(name.encode())]))
     params = draw(name, gen)
     noise_seed = int(gen.integers(0, 2 ** 63 - 1))
     return CARS[name](params, noise_seed)
