@@ -43,9 +43,6 @@ from rc_sim_engine.race_kernels import (
     CFG_RANGE_MAX,
     CFG_RANGE_MIN,
     CFG_SIZE,
-    OBS_LAP_TIME,
-    OBS_LAPS,
-    OBS_LAST_LAP,
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
@@ -150,7 +147,8 @@ class RaceCore:
     # ------------------------------------------------------------------ control
     def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:
         """Put cars (indices) at base_link poses (n, 3) with forward speed [m/s], actuators at
-        rest, progress counted from the start line (negative behind it), lap clock at 0."""
+        rest, progress counted from the start line (negative behind it), lap clock and last lap
+        time at 0."""
         idx = np.atleast_1d(np.asarray(cars, dtype=np.int64))
         pose = np.asarray(poses, dtype=np.float64).reshape(len(idx), 3)
         if not np.all(np.isfinite(pose)):
@@ -171,8 +169,6 @@ class RaceCore:
         self.obs[idx] = 0.0
         self.obs[idx, OBS_S] = s
         self.obs[idx, OBS_PROGRESS] = np.where(s > 0.5 * length, s - length, s)
-        self.obs[idx, OBS_LAST_LAP] = math.nan
-        self.obs[idx, [OBS_LAPS, OBS_LAP_TIME, OBS_TIME]] = 0.0
 
     def step(self, actions: FloatArray) -> None:
         """One step of every active car with ``actions`` (M N, 2) float64 (no checks: the envs
@@ -187,6 +183,7 @@ class RaceCore:
         """Refresh contacts, scans and centre-line position of ``cars`` (default all) at their
         current poses without stepping anything (one kernel call)."""
         saved = self.active.copy()
+        head = self.head
         self.active[:] = 0
         self.active[np.arange(self.n_total) if cars is None else np.asarray(cars)] = 2
         try:
@@ -194,6 +191,7 @@ class RaceCore:
             self.steps -= 1
         finally:
             self.active[:] = saved
+            self.head = head
 
     # ------------------------------------------------------------------ outputs
     @property
