@@ -38,7 +38,8 @@ MAX_CENTERLINE_POINTS = 1_000_000
 @dataclass(frozen=True)
 class CenterLine:
     """A closed polyline: vertices ``xy`` (P, 2) [m], the segment k runs from vertex k to k + 1
-    (the last one back to vertex 0); ``s`` (P + 1,) arc length at each vertex, ``s[P]`` = length."""
+    (the last one back to vertex 0); ``s`` (P + 1,) arc length at each vertex, ``s[P]`` =
+    length."""
 
     xy: FloatArray
     s: FloatArray
@@ -106,7 +107,7 @@ class CenterLine:
 
     def resampled(self, spacing: float) -> CenterLine:
         """Evenly spaced vertices about ``spacing`` [m] apart."""
-        n = max(int(math.ceil(self.length / spacing)), 3)
+        n = max(math.ceil(self.length / spacing), 3)
         x, y, _ = self.pose_at(np.linspace(0.0, self.length, n, endpoint=False))
         return CenterLine.from_points(np.stack([x, y], axis=1))
 
@@ -137,7 +138,7 @@ class CenterLine:
             line = CenterLine.from_points(xy)
             _, _, yaw = line.pose_at(line.s[:-1])
             turn = np.abs(np.angle(np.exp(1j * (np.roll(yaw, -1) - yaw))))
-            k = max(int(round(2.0 / (line.length / len(yaw)))), 1)
+            k = max(round(2.0 / (line.length / len(yaw))), 1)
             window = np.convolve(np.concatenate([turn[-k:], turn, turn[:k]]),
                                  np.ones(2 * k + 1), mode='valid')
             i0 = int(np.argmin(window))
@@ -240,7 +241,8 @@ def extract_centerline(occ: OccupancyMap, *, unknown: str = 'occupied',
     d_in = ndimage.distance_transform_edt(rest != inner)
     field = d_in - d_out
     gen = contourpy.contour_generator(z=field, line_type=contourpy.LineType.Separate)
-    lines = [ln for ln in gen.lines(0.0) if len(ln) >= 4]
+    lines = [np.asarray(ln, dtype=np.float64) for ln in gen.lines(0.0)
+             if ln is not None and len(ln) >= 4]
     if not lines:
         raise TrackMapError(f'{occ.name}: cannot extract a centre line (no level set found)')
     best = max(lines, key=lambda ln: float(np.sum(np.linalg.norm(np.diff(ln, axis=0), axis=1))))

@@ -184,9 +184,9 @@ def command(args: argparse.Namespace) -> int:
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import SpawnPose, spawn_pose
     from rc_sim_engine.bagio import BagWriter, write_sim_result
+    from rc_sim_engine.map_world import load_map_world
     from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
     from rc_sim_engine.start_pose import choose_start
-    from rc_sim_engine.map_world import load_map_world
     from rc_sim_engine.track_map import is_map_yaml
     from rc_sim_engine.world import SdfWarning, load_world
 

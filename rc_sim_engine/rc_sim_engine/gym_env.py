@@ -5,10 +5,12 @@ Observation (``Dict``, float32; per car):
 
 | key | shape | content |
 | --- | --- | --- |
-| ``scan`` | (B,) | lidar ranges [m] of the vehicle.yaml lidar (B = lidar_samples): no return -> range_max, closer than range_min -> 0; other cars are seen |
+| ``scan`` | (B,) | lidar ranges [m], B = lidar_samples; no return -> range_max, |
+| | | closer than range_min -> 0; the other cars of the world are seen |
 | ``pose`` | (3,) | base_link x, y [m], yaw [rad] in the map frame |
 | ``velocity`` | (3,) | base_link vx, vy [m/s], yaw rate [rad/s] |
-| ``progress`` | (2,) | arc length along the centre line from the start line [m] in [0, lap), lateral offset [m] (+ left) |
+| ``progress`` | (2,) | arc length from the start line along the centre line [m], in |
+| | | [0, lap length); lateral offset from the centre line [m] (+ left) |
 
 Action (``Box`` (2,) float32): ``action_mode='steering'``: bicycle steering angle [rad] in
 ``+-max_steering_angle`` and speed [m/s] in ``[min_speed, max_speed]`` (rear wheel speed command
@@ -230,7 +232,7 @@ class RaceEnv(_RaceBase, gym.Env[dict[str, NDArray[np.float32]], NDArray[np.floa
         self._setup(track, params, 1, 1, dt, lidar, action_mode, max_episode_time, reward,
                     random_start, min_speed, track_options)
         self.action_space = self.single_action_space_
-        self.observation_space = self.single_observation_space_
+        self.observation_space = self.single_observation_space_  # type: ignore[assignment]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, NDArray[np.float32]], dict[str, Any]]:

@@ -60,7 +60,8 @@ class MapGrid:
 
     @classmethod
     def from_map(cls, occ: OccupancyMap, unknown: str = 'occupied') -> MapGrid:
-        """Wall grid of ``occ`` (unknown cells and the outside are walls iff ``unknown='occupied'``)."""
+        """Wall grid of ``occ`` (unknown cells and the outside are walls iff
+        ``unknown='occupied'``)."""
         from scipy.ndimage import distance_transform_edt
 
         check_unknown_policy(unknown)
@@ -88,7 +89,7 @@ class MapGrid:
     def cell_of(self, x: float, y: float) -> tuple[int, int]:
         """(row, col) in the padded grid of a world point."""
         u, v = _to_grid(self.geo, x, y)
-        return int(math.floor(v)), int(math.floor(u))
+        return math.floor(v), math.floor(u)
 
     def center_of(self, row: int, col: int) -> tuple[float, float]:
         """World (x, y) of the centre of padded cell (row, col)."""
@@ -100,8 +101,15 @@ class MapGrid:
 
 
 @njit(cache=True, inline='always')
+def floor_int(v: float) -> int:
+    """``floor`` as an integer (numba types ``math.floor`` of a float as a float)."""
+    return int(math.floor(v))  # noqa: RUF046 (numba typing)
+
+
+@njit(cache=True, inline='always')
 def _to_grid(geo: FloatArray, x: float, y: float) -> tuple[float, float]:
-    """World point -> continuous padded-grid coordinates (u along columns, v along rows) [cells]."""
+    """World point -> continuous padded-grid coordinates (u along columns, v along rows)
+    [cells]."""
     dx = x - geo[GEO_OX]
     dy = y - geo[GEO_OY]
     return ((geo[GEO_COS] * dx + geo[GEO_SIN] * dy) * geo[GEO_INV_RES],
@@ -124,8 +132,8 @@ def ray_exact_axis(wall: NDArray[np.uint8], skip: NDArray[np.float32], u0: float
     while t <= t_cap:
         pu = u0 + t * du
         pv = v0 + t * dv
-        cu = int(math.floor(pu))
-        cv = int(math.floor(pv))
+        cu = floor_int(pu)
+        cv = floor_int(pv)
         if cu < 0 or cv < 0 or cu >= cols or cv >= rows:
             return math.inf, -1
         if wall[cv, cu]:  # started inside a wall, or a skip ended exactly on its boundary
@@ -218,8 +226,8 @@ def footprint_gap(skip: NDArray[np.float32], geo: FloatArray, px: float, py: flo
                   reach: float) -> float:
     """Lower bound [m] of the gap between a disc (centre, radius ``reach``) and the walls."""
     u, v = _to_grid(geo, px, py)
-    cu = int(math.floor(u))
-    cv = int(math.floor(v))
+    cu = floor_int(u)
+    cv = floor_int(v)
     if cu < 0 or cv < 0 or cv >= skip.shape[0] or cu >= skip.shape[1]:
         return -reach
     return skip[cv, cu] * geo[GEO_RES] - reach
@@ -239,10 +247,10 @@ def footprint_contact(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: F
     half = 0.5 * res
     u, v = _to_grid(geo, px, py)
     r_cells = reach * geo[GEO_INV_RES] + 1.0
-    c0 = max(int(math.floor(u - r_cells)), 0)
-    c1 = min(int(math.floor(u + r_cells)), wall.shape[1] - 1)
-    r0 = max(int(math.floor(v - r_cells)), 0)
-    r1 = min(int(math.floor(v + r_cells)), wall.shape[0] - 1)
+    c0 = max(floor_int(u - r_cells), 0)
+    c1 = min(floor_int(u + r_cells), wall.shape[1] - 1)
+    r0 = max(floor_int(v - r_cells), 0)
+    r1 = min(floor_int(v + r_cells), wall.shape[0] - 1)
     best = 0.0
     nx = 0.0
     ny = 0.0

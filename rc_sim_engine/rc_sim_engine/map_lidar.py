@@ -34,13 +34,14 @@ from rc_sim_engine.map_grid import (
     GEO_YAW,
     MapGrid,
     _to_grid,
+    floor_int,
     ray_exact,
     ray_exact_axis,
 )
 from rc_sim_engine.track_map import TrackMapError
 
-__all__ = ['AUTO_LUT_BYTES', 'LIDAR_MODES', 'MAX_LUT_BYTES', 'MapLidar', 'auto_stride', 'build_lut',
-           'scan_map']
+__all__ = ['AUTO_LUT_BYTES', 'LIDAR_MODES', 'MAX_LUT_BYTES', 'MapLidar', 'auto_stride',
+           'build_lut', 'scan_map']
 
 FloatArray = NDArray[np.float64]
 LIDAR_MODES = ('lut', 'exact')
@@ -215,8 +216,8 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
     frame; ``cos/sin_beam`` its tables) from a sensor at (x, y, heading) in the world."""
     n = cos_beam.shape[0]
     u, v = _to_grid(geo, x, y)
-    cu = int(math.floor(u))
-    cv = int(math.floor(v))
+    cu = floor_int(u)
+    cv = floor_int(v)
     row = -1
     if 0 <= cu < wall.shape[1] and 0 <= cv < wall.shape[0]:
         row = lut_index[cv, cu]

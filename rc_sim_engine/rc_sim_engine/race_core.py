@@ -15,7 +15,6 @@ callers decide (the Gymnasium envs terminate the car).
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -46,11 +45,10 @@ from rc_sim_engine.race_kernels import (
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
-    OBS_TIME,
     race_step,
     race_step_parallel,
 )
-from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, X, Y, YAW
+from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, YAW, X, Y
 from rc_sim_engine.track import Track
 
 __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']

@@ -15,9 +15,9 @@ Car k belongs to world ``k // N``. Per step (``dt``), in order:
 
 ``active[k]``: 0 frozen (no physics, no outputs), 1 stepped, 2 observed only (contacts, scan and
 centre-line position at the current pose, clock and progress unchanged: the observation after a
-reset). Cars are independent within each phase, so the parallel variant (numba ``prange``) gives results
-identical to the serial one. Layout of the packed arrays: ``CFG_*`` (float64 settings), ``OBS_*``
-(float64 per-car outputs).
+reset). Cars are independent within each phase, so the parallel variant (numba ``prange``)
+gives results identical to the serial one. Layout of the packed arrays: ``CFG_*`` (float64
+settings), ``OBS_*`` (float64 per-car outputs).
 """
 
 from __future__ import annotations
@@ -29,7 +29,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_engine._kernels import _step_one
-from rc_sim_engine.map_grid import GEO_COS, GEO_INV_RES, GEO_OX, GEO_OY, GEO_SIN, footprint_contact
+from rc_sim_engine.map_grid import (
+    GEO_COS,
+    GEO_INV_RES,
+    GEO_OX,
+    GEO_OY,
+    GEO_SIN,
+    floor_int,
+    footprint_contact,
+)
 from rc_sim_engine.map_lidar import scan_map
 from rc_sim_engine.multicar import car_contacts_kernel, overlay_cars_kernel
 from rc_sim_engine.packed import P_L, P_R
@@ -145,8 +153,8 @@ def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: Fl
          * geo[GEO_INV_RES])
     v = ((-geo[GEO_SIN] * (x - geo[GEO_OX]) + geo[GEO_COS] * (y - geo[GEO_OY]))
          * geo[GEO_INV_RES])
-    cu = int(math.floor(u))
-    cv = int(math.floor(v))
+    cu = floor_int(u)
+    cv = floor_int(v)
     j = -1
     if 0 <= cu < line_index.shape[1] and 0 <= cv < line_index.shape[0]:
         j = line_index[cv, cu]

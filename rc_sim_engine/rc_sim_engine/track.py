@@ -75,8 +75,9 @@ def resolve_map_path(name_or_path: str | os.PathLike[str]) -> Path:
     if shipped.is_file():
         return shipped
     names = sorted(p.stem for p in shipped.parent.glob('*.yaml'))
-    raise TrackMapError(f'unknown map {str(name_or_path)!r}{did_you_mean(str(name_or_path), names)}'
-                        f' (shipped: {", ".join(names) or "none"}; or a map YAML path)')
+    hint = did_you_mean(str(name_or_path), names)
+    raise TrackMapError(f'unknown map {str(name_or_path)!r}{hint} (shipped: '
+                        f'{", ".join(names) or "none"}; or a map YAML path)')
 
 
 def _line_index(grid: MapGrid, line: CenterLine) -> NDArray[np.int32]:

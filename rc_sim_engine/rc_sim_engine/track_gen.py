@@ -90,7 +90,7 @@ def render_track(design: TrackDesign) -> tuple[NDArray[np.uint8], tuple[float, f
     lo = line.xy.min(axis=0) - half - design.wall_thickness - design.margin
     hi = line.xy.max(axis=0) + half + design.wall_thickness + design.margin
     if design.size is None:
-        width, height = (int(math.ceil(v)) for v in (hi - lo) / res)
+        width, height = (math.ceil(v) for v in (hi - lo) / res)
     else:
         width, height = design.size
         lo = 0.5 * (lo + hi) - 0.5 * res * np.array([width, height])

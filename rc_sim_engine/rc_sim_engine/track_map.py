@@ -47,7 +47,7 @@ __all__ = ['MAP_MODES', 'MAX_EXTENT', 'MAX_MAP_PIXELS', 'MAX_RESOLUTION', 'MIN_R
 
 MAP_MODES = ('trinary', 'scale', 'raw')
 UNKNOWN_POLICIES = ('occupied', 'free')
-#: Largest image accepted [pixels] (25 M: e.g. 5000 x 5000; a 150 m x 110 m track at 5 cm has 6.6 M).
+#: Largest image accepted [pixels] (25 M, e.g. 5000 x 5000; 150 m x 110 m at 5 cm is 6.6 M).
 MAX_MAP_PIXELS = 25_000_000
 #: Resolution bounds [m/pixel].
 MIN_RESOLUTION = 1e-3
@@ -133,12 +133,13 @@ class OccupancyMap:
 def check_unknown_policy(unknown: str) -> str:
     """Validate the treatment of unknown cells (one-line error)."""
     if unknown not in UNKNOWN_POLICIES:
-        raise TrackMapError(f'unknown-cell policy {unknown!r}: choose {" or ".join(UNKNOWN_POLICIES)}')
+        raise TrackMapError(f'unknown-cell policy {unknown!r}: choose '
+                            f'{" or ".join(UNKNOWN_POLICIES)}')
     return unknown
 
 
 def is_map_yaml(world: str | os.PathLike[str]) -> bool:
-    """True when a ``--world`` argument names a map YAML (``.yaml``/``.yml``) rather than an SDF."""
+    """True when a ``--world`` argument names a map YAML (``.yaml``/``.yml``), not an SDF."""
     return Path(world).suffix.lower() in ('.yaml', '.yml')
 
 
@@ -227,7 +228,8 @@ def _read_pixels(spec: MapSpec) -> tuple[NDArray[np.float64], NDArray[np.float64
                                     f'{MAX_MAP_PIXELS:,} pixels')
             extent = max(width, height) * spec.resolution
             if extent > MAX_EXTENT:
-                raise TrackMapError(f'{path}: map side of {extent:.0f} m exceeds {MAX_EXTENT:.0f} m')
+                raise TrackMapError(f'{path}: map side of {extent:.0f} m exceeds '
+                                    f'{MAX_EXTENT:.0f} m')
             im.load()
             return _shade_alpha(im)
     except (UnidentifiedImageError, SyntaxError, ValueError) as exc:

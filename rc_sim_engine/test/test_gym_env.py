@@ -70,12 +70,12 @@ def test_wall_termination_reward_and_autoreset(track) -> None:  # type: ignore[n
     left = np.array([[env.single_action_space.high[0], 2.0], [0.0, 0.0]], dtype=np.float32)
     terminated = np.zeros(2, dtype=bool)
     for _ in range(600):
-        obs, reward, terminated, truncated, info = env.step(left)
+        obs, reward, terminated, _, info = env.step(left)
         if terminated[0]:
             break
     assert terminated[0] and info['wall_collision'][0] and not terminated[1]
     assert reward[0] < 0  # collision penalty outweighs the progress of the step
-    obs, reward, terminated, truncated, info = env.step(left)  # next step: car 0 reset
+    obs, reward, terminated, _, info = env.step(left)  # next step: car 0 reset
     assert reward[0] == 0.0 and not terminated[0]
     np.testing.assert_allclose(obs['pose'][0], track.start_pose, atol=1e-6)
     assert info['time'][0] == 0.0 and info['time'][1] > 0.5
