@@ -27,6 +27,7 @@ from numba import njit, prange
 import numpy as np
 from numpy.typing import NDArray
 
+from rc_sim_engine import _jit_cache  # noqa: F401  (must run before any cached kernel loads)
 from rc_sim_engine.collision import _rect_contact
 from rc_sim_engine.track_map import OccupancyMap, check_unknown_policy
 
