@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.params import VehicleParams
+from rc_sim_engine.packed import P_LR
 from rc_sim_engine.race_core import RaceCore
 from rc_sim_engine.race_kernels import (
     OBS_CAR_DEPTH,
@@ -140,7 +141,9 @@ class _RaceBase:
                                    np.array([self.track.centerline.length, inf], np.float32),
                                    dtype=np.float32),
         })
-        self._applied = np.zeros((self.core.n_total, 2))
+        self._lr = float(self.core.packed[0, P_LR])
+        self._bounds = (float(self._low[0]), float(self._high[0]), float(self._low[1]),
+                        float(self._high[1]))
 
     # ------------------------------------------------------------------ resets
     def _start_poses(self, cars: NDArray[np.int64]) -> FloatArray:
@@ -172,12 +175,15 @@ class _RaceBase:
     # ------------------------------------------------------------------ outputs
     def _observations(self, cars: slice | NDArray[np.int64]) -> dict[str, NDArray[np.float32]]:
         core = self.core
+        lr = core.packed[cars, P_LR]
+        st = core.states[cars]
         pose = core.base[cars].astype(np.float32)
-        pose[..., 2] = np.angle(np.exp(1j * core.base[cars, 2]))
+        pose[..., 2] = (core.base[cars, 2] + math.pi) % (2.0 * math.pi) - math.pi
         return {
             'scan': core.scans[cars].copy(),
             'pose': pose,
-            'velocity': core.velocity[cars].astype(np.float32),
+            'velocity': np.stack([st[:, 3], st[:, 4] - lr * st[:, 5], st[:, 5]],
+                                 axis=1).astype(np.float32),
             'progress': core.obs[cars][..., [OBS_S, OBS_LATERAL]].astype(np.float32),
         }
 
@@ -186,14 +192,14 @@ class _RaceBase:
                                               NDArray[np.bool_]]:
         core = self.core
         a = core.check_actions(actions)
-        np.clip(a, self._low, self._high, out=self._applied)
-        core.step(self._applied)
+        np.clip(a, self._low, self._high, out=core.actions)
+        core.step()
         obs = core.obs
         wall = obs[:, OBS_WALL_DEPTH] > 0.0
         car = obs[:, OBS_CAR_DEPTH] > 0.0
         inp = RewardInput(obs[:, OBS_DS].copy(), obs[:, OBS_PROGRESS].copy(),
                           core.states[:, 3].copy(), obs[:, OBS_LATERAL].copy(), wall, car,
-                          self._applied.copy(), core.dt)
+                          core.actions.copy(), core.dt)
         reward = np.asarray(self.reward_fn(inp), dtype=np.float64).reshape(core.n_total)
         terminated = wall | car
         truncated = (obs[:, OBS_TIME] >= self.max_episode_time - 1e-9) & ~terminated
@@ -244,16 +250,54 @@ class RaceEnv(_RaceBase, gym.Env[dict[str, NDArray[np.float32]], NDArray[np.floa
 
     def step(self, action: NDArray[np.float32]) -> tuple[dict[str, NDArray[np.float32]], float,
                                                          bool, bool, dict[str, Any]]:
-        """Advance one step ``dt``."""
-        reward, terminated, truncated, _, _ = self._advance(action)
-        return (self._single_obs(), float(reward[0]), bool(terminated[0]), bool(truncated[0]),
-                self._single_info())
+        """Advance one step ``dt`` (scalar fast path of the vector env's arithmetic)."""
+        try:
+            steer, speed = np.asarray(action, dtype=np.float64).reshape(2).tolist()
+        except (TypeError, ValueError):
+            steer = speed = math.nan
+        if not (math.isfinite(steer) and math.isfinite(speed)):
+            from rc_sim_description.errors import ConfigError
 
-    def _single_obs(self) -> dict[str, NDArray[np.float32]]:
-        return {k: v[0] for k, v in self._observations(slice(0, 1)).items()}
+            raise ConfigError(f'action must be 2 finite numbers, got {action!r}')
+        core = self.core
+        applied = core.actions  # written in place: the kernel call needs no new arrays
+        lo_steer, hi_steer, lo_speed, hi_speed = self._bounds
+        applied[0, 0] = min(max(steer, lo_steer), hi_steer)
+        applied[0, 1] = min(max(speed, lo_speed), hi_speed)
+        core.step()
+        o = core.obs[0].tolist()
+        wall = o[OBS_WALL_DEPTH] > 0.0
+        car = o[OBS_CAR_DEPTH] > 0.0
+        fn = self.reward_fn
+        if type(fn) is ProgressReward:
+            reward = o[OBS_DS] - fn.collision_penalty * float(wall or car)
+        else:
+            inp = RewardInput(np.array([o[OBS_DS]]), np.array([o[OBS_PROGRESS]]),
+                              core.states[:, 3].copy(), np.array([o[OBS_LATERAL]]),
+                              np.array([wall]), np.array([car]), applied.copy(), core.dt)
+            reward = float(np.asarray(fn(inp), dtype=np.float64).reshape(1)[0])
+        terminated = wall or car
+        truncated = o[OBS_TIME] >= self.max_episode_time - 1e-9 and not terminated
+        return self._single_obs(o), reward, terminated, truncated, self._single_info(o)
 
-    def _single_info(self) -> dict[str, Any]:
-        return {k: v[0].item() for k, v in self._info(slice(0, 1)).items()}
+    def _single_obs(self, o: list[float] | None = None) -> dict[str, NDArray[np.float32]]:
+        core = self.core
+        if o is None:
+            o = core.obs[0].tolist()
+        x, y, yaw = core.base[0].tolist()
+        vx, vy, r = core.states[0, 3:6].tolist()
+        values = np.array([x, y, (yaw + math.pi) % (2.0 * math.pi) - math.pi, vx,
+                           vy - self._lr * r, r, o[OBS_S], o[OBS_LATERAL]], dtype=np.float32)
+        return {'scan': core.scans[0].copy(), 'pose': values[0:3], 'velocity': values[3:6],
+                'progress': values[6:8]}
+
+    def _single_info(self, o: list[float] | None = None) -> dict[str, Any]:
+        if o is None:
+            o = self.core.obs[0].tolist()
+        return {'laps': int(o[OBS_LAPS]), 'last_lap_time': o[OBS_LAST_LAP],
+                'lap_time': o[OBS_LAP_TIME], 'time': o[OBS_TIME],
+                'wall_collision': o[OBS_WALL_DEPTH] > 0.0,
+                'car_collision': o[OBS_CAR_DEPTH] > 0.0}
 
 
 class RaceVectorEnv(_RaceBase, VectorEnv[dict[str, NDArray[np.float32]],

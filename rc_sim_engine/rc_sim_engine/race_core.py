@@ -132,15 +132,20 @@ class RaceCore:
         self.rect = np.zeros((self.n_total, 6))
         self.other = np.full(self.n_total, -1, dtype=np.int64)
         self.normal = np.zeros((self.n_total, 2))
-        self.head = 0
+        self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
+        self.actions = np.zeros((self.n_total, 2))
         self.steps = 0
         use_threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else parallel
         self._kernel = race_step_parallel if use_threads else race_step
         line = track.centerline
         ml = track.lidar
-        self._maps = (track.grid.wall, track.grid.skip, track.grid.geo, ml.lut, ml.lut_index,
+        # every argument of the kernel is a persistent array: build the call once
+        self._args = (self.states, self.packed, self.buf, self.delay, self.primed, self.actions,
+                      self.active, self.cfg, self.head, self.footprints, self.mount,
+                      track.grid.wall, track.grid.skip, track.grid.geo, ml.lut, ml.lut_index,
                       ml.centers, ml.bins, ml.meta, self.cos_beam, self.sin_beam, line.xy,
-                      line.s, track.line_index)
+                      line.s, track.line_index, self.base, self.rect, self._scratch, self.scans,
+                      self.obs, self.other, self.normal)
 
     # ------------------------------------------------------------------ control
     def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:
@@ -168,28 +173,26 @@ class RaceCore:
         self.obs[idx, OBS_S] = s
         self.obs[idx, OBS_PROGRESS] = np.where(s > 0.5 * length, s - length, s)
 
-    def step(self, actions: FloatArray) -> None:
-        """One step of every active car with ``actions`` (M N, 2) float64 (no checks: the envs
-        validate)."""
-        self.head = self._kernel(
-            self.states, self.packed, self.buf, self.delay, self.primed, actions, self.active,
-            self.cfg, self.head, self.footprints, self.mount, *self._maps, self.base, self.rect,
-            self._scratch, self.scans, self.obs, self.other, self.normal)
+    def step(self, actions: FloatArray | None = None) -> None:
+        """One step of every active car with ``actions`` (M N, 2) (no checks: the envs
+        validate); None: the commands already written into :attr:`actions`."""
+        if actions is not None and actions is not self.actions:
+            self.actions[:] = actions
+        self._kernel(*self._args)
         self.steps += 1
 
     def observe(self, cars: ArrayLike | None = None) -> None:
         """Refresh contacts, scans and centre-line position of ``cars`` (default all) at their
         current poses without stepping anything (one kernel call)."""
         saved = self.active.copy()
-        head = self.head
+        head = int(self.head[0])
         self.active[:] = 0
         self.active[np.arange(self.n_total) if cars is None else np.asarray(cars)] = 2
         try:
-            self.step(np.zeros((self.n_total, 2)))
-            self.steps -= 1
+            self._kernel(*self._args)
         finally:
             self.active[:] = saved
-            self.head = head
+            self.head[0] = head
 
     # ------------------------------------------------------------------ outputs
     @property

@@ -199,18 +199,19 @@ def _base_pose(k: int, states: FloatArray, params: FloatArray, fp: FloatArray,
 def race_step(
         states: FloatArray, params: FloatArray, buf: FloatArray, delay: IntArray,
               primed: NDArray[np.int8], actions: FloatArray, active: NDArray[np.int8],
-              cfg: FloatArray, head: int, fp: FloatArray, mount: FloatArray,
+              cfg: FloatArray, head: IntArray, fp: FloatArray, mount: FloatArray,
               wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
               lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
               bins: FloatArray, meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
               line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
               base: FloatArray, rect: FloatArray, scratch: FloatArray,
               scans: NDArray[np.float32], obs: FloatArray, other: IntArray,
-              normal: FloatArray) -> int:
-    """Advance every car one step ``dt`` (see module doc); returns the new delay-ring head."""
+              normal: FloatArray) -> None:
+    """Advance every car one step ``dt`` (see module doc); ``head`` (1,) is the delay-ring
+    slot of this step's commands, advanced in place."""
     n_total = states.shape[0]
     for k in range(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head)
+        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head[0])
         _base_pose(k, states, params, fp, base, rect)
     n_cars = int(cfg[CFG_N_CARS])
     depth = np.zeros(n_total)
@@ -222,25 +223,25 @@ def race_step(
         _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, bins, meta,
                cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
                obs)
-    return (head + 1) % buf.shape[1]
+    head[0] = (head[0] + 1) % buf.shape[1]
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
 def race_step_parallel(
         states: FloatArray, params: FloatArray, buf: FloatArray, delay: IntArray,
               primed: NDArray[np.int8], actions: FloatArray, active: NDArray[np.int8],
-              cfg: FloatArray, head: int, fp: FloatArray, mount: FloatArray,
+              cfg: FloatArray, head: IntArray, fp: FloatArray, mount: FloatArray,
               wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
               lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
               bins: FloatArray, meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
               line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
               base: FloatArray, rect: FloatArray, scratch: FloatArray,
               scans: NDArray[np.float32], obs: FloatArray, other: IntArray,
-              normal: FloatArray) -> int:
+              normal: FloatArray) -> None:
     """:func:`race_step` with the cars spread over threads (identical results)."""
     n_total = states.shape[0]
     for k in prange(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head)
+        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head[0])
         _base_pose(k, states, params, fp, base, rect)
     n_cars = int(cfg[CFG_N_CARS])
     depth = np.zeros(n_total)
@@ -252,4 +253,4 @@ def race_step_parallel(
         _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, bins, meta,
                cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
                obs)
-    return (head + 1) % buf.shape[1]
+    head[0] = (head[0] + 1) % buf.shape[1]
