@@ -39,12 +39,12 @@ def import_simulator() -> types.ModuleType:
     spec = importlib.util.find_spec('f110_gym')
     if spec is None or spec.submodule_search_locations is None:
         sys.exit('f110_gym is not installed in this interpreter (see the module docstring)')
-    root = Path(list(spec.submodule_search_locations)[0])
+    root = Path(next(iter(spec.submodule_search_locations)))
     for name, path in (('f110_gym', root), ('f110_gym.envs', root / 'envs')):
         module = types.ModuleType(name)
         module.__path__ = [str(path)]
         sys.modules[name] = module
-    import f110_gym.envs.base_classes as base  # noqa: PLC0415
+    import f110_gym.envs.base_classes as base
 
     return base
 

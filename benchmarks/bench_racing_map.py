@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit('/', 1)[0])
-from _racing_common import block_rates, common_args, f1tenth_params, load  # noqa: E402
+from _racing_common import block_rates, common_args, f1tenth_params, load
 
 
 def main() -> None:

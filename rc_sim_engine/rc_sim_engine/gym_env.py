@@ -106,7 +106,8 @@ class _RaceBase:
     def _setup(self, track: Track | str, params: VehicleParams | Sequence[VehicleParams] | None,
                n_worlds: int, n_cars: int, dt: float, lidar: bool, action_mode: str,
                max_episode_time: float, reward: RewardFn | None, random_start: bool,
-               min_speed: float, track_options: dict[str, Any] | None) -> None:
+               min_speed: float, track_options: dict[str, Any] | None,
+               parallel: bool | None = None) -> None:
         from rc_sim_description.errors import ConfigError
 
         if not (math.isfinite(max_episode_time) and max_episode_time > 0):
@@ -116,7 +117,7 @@ class _RaceBase:
         else:
             self.track = load_track(track, **(track_options or {}))
         self.core = RaceCore(self.track, params, n_worlds=n_worlds, n_cars=n_cars, dt=dt,
-                             lidar=lidar, action_mode=action_mode)
+                             lidar=lidar, action_mode=action_mode, parallel=parallel)
         self.reward_fn: RewardFn = reward if reward is not None else ProgressReward()
         self.max_episode_time = float(max_episode_time)
         self.random_start = bool(random_start)
@@ -305,7 +306,8 @@ class RaceVectorEnv(_RaceBase, VectorEnv[dict[str, NDArray[np.float32]],
     """M worlds x N cars as ``num_envs = M N`` sub-environments stepped by ONE compiled call.
 
     The N cars of a world see and can hit each other; worlds are independent. Arguments as
-    :class:`RaceEnv`, plus ``n_worlds`` and ``n_cars``.
+    :class:`RaceEnv`, plus ``n_worlds``, ``n_cars`` and ``parallel`` (numba threads; None: from
+    :data:`~rc_sim_engine.race_core.PARALLEL_MIN_CARS` cars).
     """
 
     metadata: dict[str, Any] = {'autoreset_mode': AutoresetMode.NEXT_STEP, 'render_modes': []}
@@ -315,9 +317,10 @@ class RaceVectorEnv(_RaceBase, VectorEnv[dict[str, NDArray[np.float32]],
                  n_worlds: int = 1, n_cars: int = 1, dt: float = 0.01, lidar: bool = True,
                  action_mode: str = 'steering', max_episode_time: float = 60.0,
                  reward: RewardFn | None = None, random_start: bool = False,
-                 min_speed: float = 0.0, track_options: dict[str, Any] | None = None) -> None:
+                 min_speed: float = 0.0, track_options: dict[str, Any] | None = None,
+                 parallel: bool | None = None) -> None:
         self._setup(track, params, n_worlds, n_cars, dt, lidar, action_mode, max_episode_time,
-                    reward, random_start, min_speed, track_options)
+                    reward, random_start, min_speed, track_options, parallel)
         self.num_envs = self.core.n_total
         self.single_action_space = self.single_action_space_
         self.single_observation_space = self.single_observation_space_

@@ -140,19 +140,27 @@ def _cache_file(cache_dir: Path, grid: MapGrid, key: tuple[float, ...]) -> Path:
 
 def _blocks(grid: MapGrid, stride: int,
             min_clearance: float) -> tuple[NDArray[np.int32], FloatArray]:
-    """Row index of every padded cell and the row origins (block centres) [grid units]."""
+    """Row index of every padded cell and the row origins [grid units]: one row per block of
+    ``stride x stride`` usable cells (origin at the block centre), and one row per usable cell
+    of a block that also holds walls (origin at the cell centre), so that no free cell next to a
+    wall falls back to the exact traversal."""
     wall = grid.wall
     h, w = wall.shape
+    usable = (wall == 0) & (grid.skip * grid.resolution >= min_clearance)
     hb, wb = -(-h // stride), -(-w // stride)
-    pad = np.ones((hb * stride, wb * stride), dtype=bool)
-    pad[:h, :w] = (wall != 0) | (grid.skip * grid.resolution < min_clearance)
-    blocked = pad.reshape(hb, stride, wb, stride).any(axis=(1, 3))
-    br, bc = np.nonzero(~blocked)
+    pad = np.zeros((hb * stride, wb * stride), dtype=bool)
+    pad[:h, :w] = usable
+    full = pad.reshape(hb, stride, wb, stride).all(axis=(1, 3))
+    br, bc = np.nonzero(full)
+    index = np.full((h, w), -1, dtype=np.int32)
     block_row = np.full((hb, wb), -1, dtype=np.int32)
     block_row[br, bc] = np.arange(len(br), dtype=np.int32)
-    index = np.repeat(np.repeat(block_row, stride, axis=0), stride, axis=1)[:h, :w]
-    centers = np.stack([(bc + 0.5) * stride, (br + 0.5) * stride], axis=1).astype(np.float64)
-    return np.ascontiguousarray(index), np.ascontiguousarray(centers)
+    index[:, :] = np.repeat(np.repeat(block_row, stride, axis=0), stride, axis=1)[:h, :w]
+    centers = [np.stack([(bc + 0.5) * stride, (br + 0.5) * stride], axis=1)]
+    single_r, single_c = np.nonzero(usable & (index < 0))
+    index[single_r, single_c] = len(br) + np.arange(len(single_r), dtype=np.int32)
+    centers.append(np.stack([single_c + 0.5, single_r + 0.5], axis=1))
+    return index, np.ascontiguousarray(np.concatenate(centers).astype(np.float64))
 
 
 def auto_stride(grid: MapGrid, n_bins: int, min_clearance: float = 0.0) -> int:
@@ -169,9 +177,8 @@ def build_lut(grid: MapGrid, bins: FloatArray, meta: FloatArray, stride: int = 1
               ) -> tuple[NDArray[np.uint16], NDArray[np.int32], FloatArray]:
     """Table (K, n_bins) uint16, row index (H + 2, W + 2) int32 and row origins (K, 2).
 
-    A block of ``stride x stride`` cells gets a row when none of its cells is a wall or closer
-    than ``min_clearance`` [m] to one. One-line :class:`TrackMapError` when the table would
-    exceed :data:`MAX_LUT_BYTES`.
+    Cells that are walls or closer than ``min_clearance`` [m] to one get no row. One-line
+    :class:`TrackMapError` when the table would exceed :data:`MAX_LUT_BYTES`.
     """
     index, centers = _blocks(grid, stride, min_clearance)
     n_bins = bins.shape[1]

@@ -7,10 +7,10 @@ Footprints are the oriented rectangles of :func:`rc_sim_engine.collision.footpri
   (Baraff, *Dynamic Simulation of Non-penetrating Rigid Bodies*, 1992: only pairs whose bounding
   discs overlap in x are tested, O(N log N + pairs)); narrow phase by the separating-axis test of
   :mod:`rc_sim_engine.collision` (depth and normal of least overlap).
-* Lidar (:func:`overlay_cars`): the other cars are moving rectangles. A car farther than the
-  current range of the beam through its centre plus its bounding radius cannot change the scan
-  and costs two multiplications; otherwise each edge facing the sensor is intersected only with
-  the beams inside its angular interval, ``t = (w x e) / (d x e)`` as in
+* Lidar (:func:`overlay_cars`): the other cars are moving rectangles. A car beyond range_max, or
+  whose bounding disc lies behind the current ranges of every beam of its bearing span (hidden
+  by walls or nearer cars), is skipped; otherwise each edge facing the sensor is intersected only
+  with the beams inside its angular interval, ``t = (w x e) / (d x e)`` as in
   :mod:`rc_sim_engine.raycast`. The cost per scan is O(cars + beams on cars), so a world of N
   cars costs O(N^2) cheap culls and O(N) real work per step.
 
@@ -108,8 +108,26 @@ def overlay_cars_kernel(ranges: FloatArray, ox: float, oy: float, heading: float
         wx = rect[k, 0] - ox
         wy = rect[k, 1] - oy
         dist = math.sqrt(wx * wx + wy * wy)
-        if dist - rect[k, 5] > range_max:
+        near = dist - rect[k, 5]  # nearest possible range of the car
+        if near > range_max:
             continue
+        if near > 0.0:  # skip a car hidden behind closer returns over its whole bearing span
+            half = math.asin(rect[k, 5] / dist)
+            bearing = math.atan2(wy, wx) - heading
+            u0 = (bearing - half - angle_min) % _TWO_PI
+            a0, a1, b0, b1 = _beam_range(u0, 2.0 * half, inc, n)
+            hidden = True
+            for i in range(a0, a1 + 1):
+                if ranges[i] > near:
+                    hidden = False
+                    break
+            if hidden:
+                for i in range(b0, b1 + 1):
+                    if ranges[i] > near:
+                        hidden = False
+                        break
+            if hidden:
+                continue
         c = math.cos(rect[k, 2])
         s = math.sin(rect[k, 2])
         hx = rect[k, 3]

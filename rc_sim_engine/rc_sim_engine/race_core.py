@@ -56,7 +56,7 @@ __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
 FloatArray = NDArray[np.float64]
 ACTION_MODES = ('steering', 'curvature')
 #: From this many cars in total the step runs on numba threads.
-PARALLEL_MIN_CARS = 4
+PARALLEL_MIN_CARS = 16
 
 
 class RaceCore:
