@@ -35,6 +35,7 @@ import math
 import os
 from pathlib import Path
 from typing import Any
+import warnings
 
 import numpy as np
 from numpy.typing import NDArray
@@ -219,7 +220,10 @@ def _read_pixels(spec: MapSpec) -> tuple[NDArray[np.float64], NDArray[np.float64
     if not path.is_file():
         raise TrackMapError(f'{spec.yaml_path}: image {str(path)!r} not found')
     try:
-        with Image.open(path) as im:
+        with warnings.catch_warnings():  # our own limit is below Pillow's bomb warning
+            warnings.simplefilter('ignore', Image.DecompressionBombWarning)
+            im = Image.open(path)
+        with im:
             width, height = im.size
             if width < 1 or height < 1:
                 raise TrackMapError(f'{path}: image has no pixels ({width} x {height})')
@@ -232,6 +236,9 @@ def _read_pixels(spec: MapSpec) -> tuple[NDArray[np.float64], NDArray[np.float64
                                     f'{MAX_EXTENT:.0f} m')
             im.load()
             return _shade_alpha(im)
+    except Image.DecompressionBombError:
+        raise TrackMapError(f'{path}: image exceeds the limit of {MAX_MAP_PIXELS:,} pixels'
+                            ) from None
     except (UnidentifiedImageError, SyntaxError, ValueError) as exc:
         raise TrackMapError(f'{path}: not a readable image ({exc})') from None
     except OSError as exc:

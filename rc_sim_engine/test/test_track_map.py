@@ -178,3 +178,11 @@ def test_shipped_map_loads() -> None:
     assert m.values[int(row), int(col)] == 0
     with pytest.raises(TrackMapError, match='unknown map'):
         resolve_map_path('chicane_trak')
+
+
+def test_pillow_bomb_limit_is_one_line(tmp_path: Path) -> None:
+    # far above Pillow's own decompression-bomb limit: still our one-line error
+    path = write_map(tmp_path, np.full((3, 3), 254))
+    (tmp_path / 'm.pgm').write_bytes(b'P5\n60000 50000\n255\n')
+    with pytest.raises(TrackMapError, match='exceeds the limit'):
+        load_map(path)
