@@ -24,7 +24,7 @@ def test_shipped_chicane_track_is_up_to_date(tmp_path: Path) -> None:
 
 def test_lane_width_and_walls() -> None:
     design = TRACKS['chicane_track']
-    image, origin, line = render_track(design)
+    image, origin, _ = render_track(design)
     assert set(np.unique(image)) == {0, 205, 254}
     occ = load_map(resolve_map_path('chicane_track'))
     # across the bottom straight at x = 0: free cells span the lane width (1.6 m / 5 cm = 32)
