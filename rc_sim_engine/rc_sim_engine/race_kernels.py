@@ -146,8 +146,8 @@ def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: Fl
         r_min = cfg[CFG_RANGE_MIN]
         out = scans[k]
         for i in range(row.shape[0]):  # observation: no return -> range_max, too close -> 0
-            r = row[i]
-            out[i] = r_max if r > r_max else (0.0 if r < r_min else r)
+            r = min(row[i], r_max)
+            out[i] = r * (r >= r_min)  # branch-free (vectorises)
     # progress along the centre line
     u = ((geo[GEO_COS] * (x - geo[GEO_OX]) + geo[GEO_SIN] * (y - geo[GEO_OY]))
          * geo[GEO_INV_RES])
