@@ -213,7 +213,9 @@ def build_lut(grid: MapGrid, bins: FloatArray, meta: FloatArray, stride: int = 1
     return lut, index, centers
 
 
-@njit(cache=True, error_model='numpy')
+# reassociation and reciprocal math, but IEEE infinities and NaNs kept (no 'nnan'/'ninf')
+@njit(cache=True, error_model='numpy',
+      fastmath={'arcp', 'contract', 'afn', 'reassoc', 'nsz'})
 def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
              lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
              bins: FloatArray, meta: FloatArray, x: float, y: float, heading: float,
@@ -249,10 +251,12 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
     table = lut[row]
     cos_bin = bins[0]
     sin_bin = bins[1]
+    index = np.empty(n, dtype=np.int64)
+    for i in range(n):  # bin of each beam (a separate pass: the main loop then streams)
+        f = b0 + i * binc
+        index[i] = int(f - n_bins if f >= n_bins else f)
     for i in range(n):
-        b = int(b0 + i * binc)
-        if b >= n_bins:
-            b -= n_bins
+        b = index[i]
         q = table[b]
         rc = (q & RANGE_MASK) * step + ((q & RANGE_MASK) == NO_HIT) * 1e9  # sentinel: far
         du = cr * cos_beam[i] - sr * sin_beam[i]
@@ -265,8 +269,5 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
         num = rc * sin_bin[b] - ov if on_v else rc * cos_bin[b] - ou
         den = dv if on_v else du
         te = num / math.copysign(max(abs(den), 1e-3), den)
-        out[i] = max(min(max(te, t - 2.0), t + 2.0), 0.0) * res
-    r_max = t_cap * res
-    for i in range(n):  # no return within range (the sentinel is beyond range_cap)
-        if out[i] > r_max:
-            out[i] = math.inf
+        r = max(min(max(te, t - 2.0), t + 2.0), 0.0)
+        out[i] = r * res if r <= t_cap else math.inf  # the sentinel lies beyond range_cap
