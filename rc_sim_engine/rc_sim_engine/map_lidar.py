@@ -1,19 +1,21 @@
 """Fast lidar on occupancy maps: a range lookup table per free cell x angle bin.
 
-For every free cell whose centre is at least ``min_clearance`` from the walls, the table holds the
-exact range (:func:`rc_sim_engine.map_grid.ray_exact`) from the cell CENTRE along ``n_bins``
-equally spaced world directions, as uint16 in steps of ``range_cap / 65534`` (65535 = nothing
-within ``range_cap``). A row is contiguous along angle, so a whole scan reads one short stretch of
-memory (the "giant lookup table" of Walsh & Karaman, *CDDT: Fast Approximate 2D Ray Casting for
-Accelerated Localization*, ICRA 2018, used here with a first-order position correction).
+For every free cell (at least ``min_clearance`` from the walls), or block of ``stride x stride``
+free cells, the table holds the exact range (:func:`rc_sim_engine.map_grid.ray_exact_axis`) from
+the row origin (cell or block centre) along ``n_bins`` equally spaced directions of the map
+frame, as uint16: 15 bits of range in steps of ``range_cap / 32766`` (32767 = nothing within
+``range_cap``) and 1 bit telling whether the hit lies on a cell edge u = const or v = const. A row
+is contiguous along angle, so a whole scan reads one short stretch of memory (the "giant lookup
+table" of Walsh & Karaman, *CDDT: Fast Approximate 2D Ray Casting for Accelerated Localization*,
+ICRA 2018), here with a position correction.
 
-Scan of a sensor at p in cell c: beam i of world angle a_i reads bin ``round(a_i n_bins / 2 pi)``
-and returns ``r = lut[c, bin] - (p - c) . d(a_i)``: the offset from the cell centre along the beam
-is exact, the lateral offset and the angle rounding (at most half a bin) are not. With 5 cm cells
-and 1440 bins the error is zero on average and a few millimetres typically, and up to a few cells
-where a beam grazes a wall or passes an occluding corner (figures in docs/racing.md). Cells
-missing from the table (next to walls, inside walls) fall back to the exact traversal.
-``mode='exact'`` always uses the exact traversal.
+Scan of a sensor at p whose row origin is c: beam i reads the bin nearest its angle; the stored
+hit ``h = c + r_c d_bin`` lies on the edge line ``u = h_u`` (or ``v = h_v``), which the TRUE beam
+from p at its true angle meets at ``t = (h_u - p_u) / d_u``: exact on straight walls. Near grazing
+incidence (or where the true beam meets another wall) t is kept within 2 cells of the first-order
+value ``r_c - (p - c) . d``. Errors come from occluding corners and staircase walls (figures in
+docs/racing.md). Cells without a row (walls) fall back to the exact traversal;
+``mode='exact'`` always uses it.
 """
 
 from __future__ import annotations
