@@ -37,7 +37,8 @@ def register(subparsers: Any) -> None:
         'refused with a world that fits. Example: rcsim run --world basic_track '
         '--scenario basic_track_lap --out runs/lap')
     p.add_argument('--world', default='basic_track',
-                   help='world name or SDF file (default: basic_track)')
+                   help='world name, SDF file or map_server track map YAML (default: '
+                   'basic_track)')
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument('--scenario', help='manoeuvre name (line, circle_left, circle_right, '
                      'two_circles, steering_steps, speed_steps, slalom, steering_chirp), shipped '
@@ -204,9 +205,11 @@ def command(args: argparse.Namespace) -> int:
     from rc_sim_description.errors import ConfigError
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose
+    from rc_sim_description.worlds import SpawnPose, spawn_pose
     from rc_sim_engine.bagio import write_sim_result
+    from rc_sim_engine.map_world import load_map_world
     from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
+    from rc_sim_engine.track_map import is_map_yaml
     from rc_sim_engine.warmup import ensure_compiled
     from rc_sim_engine.world import SdfWarning, load_world
 
@@ -220,12 +223,17 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     check_output_path(args.out, force=args.force)  # also probes that new entries can be made
     params = load_vehicle_params(overrides=args.params)
-    wpath = world_path(args.world)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always', SdfWarning)
-        world = load_world(wpath)
-    for w in caught:
-        print(f'warning: {w.message}', file=sys.stderr)
+    map_spawn = None
+    if is_map_yaml(args.world):  # a map_server track map (YAML + image)
+        wpath = Path(args.world)
+        world, map_spawn = load_map_world(wpath)
+    else:
+        wpath = world_path(args.world)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always', SdfWarning)
+            world = load_world(wpath)
+        for w in caught:
+            print(f'warning: {w.message}', file=sys.stderr)
     seq = _sequence(args, params)
     config = SimConfig(model=args.model, tyre_model=args.tyre_model,
                        lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
@@ -238,7 +246,7 @@ def command(args: argparse.Namespace) -> int:
         start = tuple(args.start)
         note = ''
     else:
-        spawn = spawn_pose(wpath)
+        spawn = spawn_pose(wpath) if map_spawn is None else SpawnPose(*map_spawn)
         start, note = _place(world, params, _played(seq, args.duration),
                              (spawn.x, spawn.y, spawn.yaw), label, args.world)
     sim = Simulator(params, world, config, start=start)
