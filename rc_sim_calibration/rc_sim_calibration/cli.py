@@ -17,6 +17,20 @@ __all__ = ['add_fit_arguments', 'fit_command', 'fit_main', 'protocol_command', '
            'replay_command']
 
 
+FIT_EPILOG = '''\
+try it without a car (about two minutes): the engine driving a different car stands in for the
+real one, and the fit should recover that car's steering trim, tyres, yaw inertia and latency:
+  rcsim protocol --out runs/protocol
+  for s in runs/protocol/*.yaml; do rcsim run --world flat_track --scenario "$s" --no-plots \\
+    --params rc_sim_calibration/config/example_different_car.yaml \\
+    --out "runs/bags/$(basename "$s" .yaml)"; done
+  rcsim fit --bag runs/bags/* --out runs/calibrated.yaml --report runs/report
+then read runs/report/summary.md and compare runs/calibrated.yaml with the example car.
+
+with a real car: record one bag per scenario of `rcsim protocol` (see its PROTOCOL.md) and give
+them to --bag (every third one is held out for validation unless --validate is given).'''
+
+
 # --------------------------------------------------------------------------- arguments
 def _common_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--params', metavar='YAML', action='append', default=[],
@@ -81,7 +95,8 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     """Add ``fit``, ``replay`` and ``protocol`` to the ``rcsim`` parser."""
     p = subparsers.add_parser('fit', help='fit vehicle parameters to real-car bags',
-                              description=fit_command.__doc__)
+                              description=fit_command.__doc__, epilog=FIT_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(p)
     p.set_defaults(func=fit_command)
 
@@ -287,7 +302,8 @@ def fit_main(argv: Sequence[str] | None = None) -> int:
     """Console script ``fit`` (``ros2 run rc_sim_calibration fit --bag real.db3``)."""
     from rc_sim_description.cli_support import OneLineErrorParser, run_cli
 
-    parser = OneLineErrorParser(prog='fit', description=fit_command.__doc__)
+    parser = OneLineErrorParser(prog='fit', description=fit_command.__doc__, epilog=FIT_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
     args = parser.parse_args(argv)
     return run_cli(lambda: fit_command(args))

@@ -4,9 +4,9 @@ A :class:`CommandSequence` is a zero-order-hold command signal: sample ``k`` hol
 ``t[k + 1]`` and the last sample holds forever. ``angular_z`` is read in the sequence's ``mode``
 (:data:`~rc_sim_control.ackermann.MAPPER_MODES`), exactly like ``/cmd_vel`` by the mapper, so the
 embedded engine (``rcsim run --scenario file.yaml``) and the real car
-(``rear_wheel_speed_publisher``) play the same files. Manoeuvres follow the test protocol of seed
-000 §VII (line, circle, figure eight, steps up to the limits) and take every limit from
-vehicle.yaml.
+(``rear_wheel_speed_publisher``) play the same files. The manoeuvres are the usual vehicle test
+set (straight line, steady-state circles, two tangent circles, steering and speed steps up to the
+limits, slalom, steering chirp) and take every limit from vehicle.yaml.
 
 File format (YAML mapping; ``t`` [s] strictly increasing, same length lists)::
 
@@ -40,8 +40,10 @@ from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
     'MANOEUVRES',
+    'MANOEUVRE_ALIASES',
     'CommandSequence',
     'SequencePlayer',
+    'canonical_manoeuvre',
     'chirp',
     'concatenate',
     'constant',
@@ -269,8 +271,8 @@ def _circle(sign: float) -> Callable[[_Limits, FloatArray, dict[str, Any]],
     return build
 
 
-def _figure_eight(lim: _Limits, t: FloatArray,
-                  kw: dict[str, Any]) -> tuple[FloatArray, FloatArray]:
+def _two_circles(lim: _Limits, t: FloatArray,
+                 kw: dict[str, Any]) -> tuple[FloatArray, FloatArray]:
     speed, radius = lim.speed(kw['speed']), lim.radius(kw['radius'])
     delta = math.atan(lim.L / radius)
     v = _speed_profile(t, speed, kw['ramp_time'], kw['duration'])
@@ -329,9 +331,10 @@ MANOEUVRES: dict[str, tuple[_Builder, dict[str, Any], str]] = {
     'circle_right': (_circle(-1.0), {'speed': 1.0, 'radius': None, 'laps': 2.0, 'duration': None,
                                      'ramp_time': 1.0},
                      'constant right turn of `radius` (default 2 R_min) at `speed` for `laps`'),
-    'figure_eight': (_figure_eight, {'speed': 1.0, 'radius': None, 'laps': 1.0,
-                                     'duration': None, 'ramp_time': 1.0},
-                     'left lobe then right lobe of `radius` (default 2 R_min), `laps` eights'),
+    'two_circles': (_two_circles, {'speed': 1.0, 'radius': None, 'laps': 1.0,
+                                   'duration': None, 'ramp_time': 1.0},
+                    'figure eight of two tangent circles: a left circle then a right circle of '
+                    '`radius` (default 2 R_min), `laps` times'),
     'steering_steps': (_steering_steps, {'speed': 1.0, 'levels': (0.25, 0.5, 0.75, 1.0),
                                          'step_duration': 2.0, 'duration': None,
                                          'ramp_time': 1.0},
@@ -348,9 +351,22 @@ MANOEUVRES: dict[str, tuple[_Builder, dict[str, Any], str]] = {
 }
 
 
+#: Old manoeuvre names that still work: old name -> new name (the CLIs print a deprecation note).
+MANOEUVRE_ALIASES: dict[str, str] = {'figure_eight': 'two_circles'}
+
+
+def canonical_manoeuvre(name: str) -> tuple[str, str | None]:
+    """(current name, deprecation note or None) of a manoeuvre name that may be an old alias."""
+    new = MANOEUVRE_ALIASES.get(name)
+    if new is None:
+        return name, None
+    return new, (f'manoeuvre {name!r} is now called {new!r} (two tangent circles); the old name '
+                 'still works but will be removed')
+
+
 def _default_duration(name: str, kw: dict[str, Any]) -> float:
-    if name in ('circle_left', 'circle_right', 'figure_eight'):
-        lobes = 2.0 if name == 'figure_eight' else 1.0
+    if name in ('circle_left', 'circle_right', 'two_circles'):
+        lobes = 2.0 if name == 'two_circles' else 1.0
         travel = lobes * kw['laps'] * 2 * math.pi * kw['radius'] / max(abs(kw['speed']), 1e-9)
         return travel + kw['ramp_time']  # the two half ramps cover about one ramp of travel
     if name == 'steering_steps':
@@ -373,8 +389,11 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     ``levels=(1.0,)`` reaches max_steering_angle or the maximum speed. ``mode`` is
     ``steering_angle`` (angular_z = delta [rad]) or ``yaw_rate`` (angular_z = v tan(delta) / L,
     which the yaw-rate mapper maps back to the same delta while |v| is above its standstill
-    threshold). Every sequence ends at rest.
+    threshold). Every sequence ends at rest. Old names (:data:`MANOEUVRE_ALIASES`) still work
+    and name the sequence as called.
     """
+    called = name
+    name, _ = canonical_manoeuvre(name)
     if name not in MANOEUVRES:
         hint = difflib.get_close_matches(name, list(MANOEUVRES), n=1)
         extra = f' (did you mean {hint[0]!r}?)' if hint else ''
@@ -406,7 +425,7 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
         raise ConfigError(f'manoeuvre {name}: reverse: must be true or false')
     if 'radius' in kw and kw['radius'] is None:
         kw['radius'] = 2.0 * params.min_turning_radius
-    if kw.get('speed') == 0 and name in ('circle_left', 'circle_right', 'figure_eight'):
+    if kw.get('speed') == 0 and name in ('circle_left', 'circle_right', 'two_circles'):
         raise ConfigError(f'manoeuvre {name}: speed: must not be 0')
     if kw['duration'] is None:
         kw['duration'] = _default_duration(name, kw)
@@ -419,7 +438,7 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     v[-1] = 0.0  # end at rest
     angular_z = v * np.tan(delta) / lim.L if mode == 'yaw_rate' else delta
     shown = ', '.join(f'{key}={value!r}' for key, value in kw.items())
-    return CommandSequence(t, v, angular_z, mode, name, f'{description} ({shown})')
+    return CommandSequence(t, v, angular_z, mode, called, f'{description} ({shown})')
 
 
 # --------------------------------------------------------------------------- files

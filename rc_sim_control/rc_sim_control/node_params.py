@@ -230,7 +230,7 @@ def odometry_specs(p: VehicleParams) -> list[ParamSpec]:
     """Parameters of ``wheel_odometry``."""
     return [
         VEHICLE_FILE_SPEC,
-        ParamSpec('model', 'differential', 'differential: rear wheel encoders only (seed 001); '
+        ParamSpec('model', 'differential', 'differential: rear wheel encoders only; '
                   'bicycle: mean rear wheel + steering hinge angles.', choices=ODOMETRY_MODELS),
         *_geometry(p, 'wheelbase', 'track_width', 'wheel_radius'),
         ParamSpec('distance_noise', DEFAULT_DISTANCE_NOISE,

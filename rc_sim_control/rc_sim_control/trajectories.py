@@ -1,14 +1,16 @@
 """Reference trajectories: positions, velocities and accelerations as functions of time.
 
-The five shapes of seed 002 (§5.3.1, trajectory generator): line, parabola, circle, figure eight
-and curtate cycloid, all starting at the origin at t = 0. Constant-speed traversal of a path (lines
-and arcs, or a cubic spline through CSV waypoints) with an optional lateral offset: the quintic
-lane shift of seed 004 (§I.3, eq. 11-13). The open-loop parallel-parking steering/speed profile of
-seed 004 (§I.5, eq. 15-19).
+Five analytic shapes: line, parabola, circle, lemniscate of Gerono (a figure eight) and
+curtate cycloid, all starting at the origin at t = 0. Constant-speed traversal of a path (lines and
+arcs, or a cubic spline through CSV waypoints) with an optional lateral offset: a quintic
+(minimum-jerk) lane shift (W. Nelson, "Continuous-curvature paths for autonomous vehicles", IEEE
+ICRA 1989). The
+open-loop parallel-parking steering/speed profile of I. E. Paromtchik and C. Laugier ("Autonomous
+parallel parking of a nonholonomic vehicle", IEEE Intelligent Vehicles Symposium 1996).
 
-Every trajectory describes the reference of the vehicle centre of mass in the ``odom`` frame (seed
-002 scores the centre-of-mass error). All functions are vectorized over the time array; parameters
-are validated at construction with a one-line :class:`ConfigError` naming the parameter.
+Every trajectory describes the reference of the vehicle centre of mass in the ``odom`` frame (the
+trackers score the centre-of-mass error). All functions are vectorized over the time array;
+parameters are validated at construction with a one-line :class:`ConfigError` naming the parameter.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ import numpy.typing as npt
 from rc_sim_description.errors import ConfigError
 
 __all__ = [
+    'TRAJECTORY_ALIASES',
     'TRAJECTORY_NAMES',
     'Circle',
     'CurtateCycloid',
     'FigureEight',
     'LaneShift',
+    'Lemniscate',
     'Line',
     'Parabola',
     'ParkingProfile',
@@ -44,6 +48,7 @@ __all__ = [
     'TimedWaypoints',
     'Trajectory',
     'TrajectorySample',
+    'canonical_trajectory',
     'lane_shift_max_curvature',
     'load_waypoints',
     'make_trajectory',
@@ -55,7 +60,7 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-LANE_SHIFT_K = 1.17  # seed 004 eq. 12 empirical constant (pi^2 k / 2 ~ 10/sqrt(3), see below)
+LANE_SHIFT_K = 1.17  # empirical constant of the shortest shift (pi^2 k / 2 ~ 10/sqrt(3), below)
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -166,10 +171,10 @@ def _sample(t: FloatArray, x: Any, y: Any, vx: Any, vy: Any, ax: Any, ay: Any) -
     return TrajectorySample(t, full(x), full(y), full(vx), full(vy), full(ax), full(ay))
 
 
-# --------------------------------------------------------------------------- the seed-002 shapes
+# --------------------------------------------------------------------------- analytic shapes
 @dataclass(frozen=True)
 class Line(Trajectory):
-    """x = a t, y = b t: a line along (a, b) at speed sqrt(a^2 + b^2) (seed 002 §5.3.1)."""
+    """x = a t, y = b t: a line along (a, b) at speed sqrt(a^2 + b^2)."""
 
     a: float = 1.0
     b: float = 0.0
@@ -191,7 +196,7 @@ class Line(Trajectory):
 
 @dataclass(frozen=True)
 class Parabola(Trajectory):
-    """x = 2 a t, y = a t^2 (the parabola y = x^2 / (4 a), focal length a) (seed 002 §5.3.1)."""
+    """x = 2 a t, y = a t^2 (the parabola y = x^2 / (4 a), focal length a)."""
 
     a: float = 0.5
     name: str = field(default='parabola', init=False)
@@ -214,13 +219,13 @@ class Parabola(Trajectory):
 
 @dataclass(frozen=True)
 class Circle(Trajectory):
-    """x = r cos(w t - pi/2), y = r sin(w t - pi/2) + r: starts at the origin (seed 002 §5.3.1).
+    """x = r cos(w t - pi/2), y = r sin(w t - pi/2) + r: starts at the origin.
 
     ``angular_speed`` < 0 turns clockwise.
     """
 
     radius: float = 2.0
-    angular_speed: float = 0.45
+    angular_speed: float = 0.3
     name: str = field(default='circle', init=False)
 
     def __post_init__(self) -> None:
@@ -242,12 +247,17 @@ class Circle(Trajectory):
 
 
 @dataclass(frozen=True)
-class FigureEight(Trajectory):
-    """x = a sin(w t), y = a sin(w t) cos(w t) (seed 002 §5.3.1), peak speed sqrt(2) a w."""
+class Lemniscate(Trajectory):
+    """Lemniscate of Gerono (a figure eight): x = a sin(w t), y = a sin(w t) cos(w t).
 
-    amplitude: float = 3.0
-    angular_speed: float = 0.45
-    name: str = field(default='figure_eight', init=False)
+    Peak speed sqrt(2) a w at the crossing; the tightest curvature, 4.79 / a [1/m], lies between
+    the crossing and the lobe tips (1 / a at the tips). The defaults (a = 4.5 m, w = 0.3 rad/s:
+    1.06 1/m, 1.9 m/s, 0.85 m/s^2 lateral) stay inside the default car's limits with a margin.
+    """
+
+    amplitude: float = 4.5
+    angular_speed: float = 0.3
+    name: str = field(default='lemniscate', init=False)
 
     def __post_init__(self) -> None:
         _positive('amplitude', self.amplitude)
@@ -272,11 +282,11 @@ class FigureEight(Trajectory):
 
 @dataclass(frozen=True)
 class CurtateCycloid(Trajectory):
-    """x = r wt - d sin(wt), y = d - d cos(wt), d < r (seed 002 §5.3.1 with time scale w).
+    """x = r wt - d sin(wt), y = d - d cos(wt), d < r: a wheel of radius r rolling at w.
 
-    The seed's ``t`` is the rolling angle; ``angular_speed`` w [rad/s] maps it to time (seed: 1).
-    Tightest curvature d / (r - d)^2 at the cusps (seed example r = 0.5, d = 0.25: 4 1/m, beyond a
-    1:10 car's steering; the defaults give 0.61 1/m).
+    ``angular_speed`` w [rad/s] maps the rolling angle to time. Tightest curvature d / (r - d)^2
+    at the cusps (r = 0.5, d = 0.25 would give 4 1/m, beyond a 1:10 car's steering; the defaults
+    give 0.61 1/m).
     """
 
     radius: float = 1.0
@@ -515,7 +525,7 @@ def max_path_curvature(path: _Path, step: float = 0.01) -> float:
 # --------------------------------------------------------------------------- quintic lane shift
 def quintic_shift(s: npt.ArrayLike, d_r: float, s_t: float) -> tuple[FloatArray, FloatArray,
                                                                     FloatArray]:
-    """Seed 004 eq. 11: d(s) = d_r (10 u^3 - 15 u^4 + 6 u^5), u = s / S_T clipped to [0, 1].
+    """Quintic lane shift d(s) = d_r (10 u^3 - 15 u^4 + 6 u^5), u = s / S_T clipped to [0, 1].
 
     Returns d [m], d' = dd/ds [-], d'' [1/m]; d' and d'' vanish at both ends (C2 joins).
     """
@@ -528,7 +538,7 @@ def quintic_shift(s: npt.ArrayLike, d_r: float, s_t: float) -> tuple[FloatArray,
 
 def lane_shift_max_curvature(max_steering_angle: float, wheelbase: float,
                              max_lateral_acceleration: float, speed: float) -> float:
-    """Seed 004 eq. 13: C_max = min(tan(delta_max) / L, gamma_max / v^2) [1/m]."""
+    """Largest usable curvature C_max = min(tan(delta_max) / L, gamma_max / v^2) [1/m]."""
     c_steer = math.tan(max_steering_angle) / wheelbase
     if speed == 0.0:
         return c_steer
@@ -536,11 +546,11 @@ def lane_shift_max_curvature(max_steering_angle: float, wheelbase: float,
 
 
 def min_lane_shift_length(d_r: float, c_max: float, k: float = LANE_SHIFT_K) -> float:
-    """Seed 004 eq. 12 (OCR-garbled there), S_T,min = pi sqrt(k |d_r| / (2 C_max)) [m].
+    """Shortest lane shift S_T,min = pi sqrt(k |d_r| / (2 C_max)) [m] for a curvature limit.
 
-    The peak curvature of the quintic of eq. 11 on a straight is max|d''| = 10/sqrt(3) |d_r|/S_T^2
+    The peak curvature of the quintic shift on a straight is max|d''| = 10/sqrt(3) |d_r|/S_T^2
     (small-slope limit); with k = 1.17, pi^2 k / 2 = 5.774 ~ 10/sqrt(3) = 5.774, so the shift of
-    length S_T,min just reaches C_max. This reading is the only dimensionally consistent one.
+    length S_T,min just reaches C_max.
     """
     if not c_max > 0:
         raise ConfigError(f'lane shift: maximum curvature must be > 0, got {c_max}')
@@ -720,12 +730,13 @@ def load_waypoints(path: str | os.PathLike[str], speed: float | None = None,
 # --------------------------------------------------------------------------- parking profile
 @dataclass(frozen=True)
 class ParkingProfile:
-    """Seed 004 eq. 15-17: open-loop parallel-parking commands over a manoeuvre of duration T.
+    """Open-loop parallel-parking commands over a manoeuvre of duration T (Paromtchik & Laugier).
 
     delta(t) = delta_max k_d A(t), v(t) = v_max k_v B(t) with A = 1 on [0, t'),
     cos(pi (t - t') / T*) on [t', T - t'], -1 after,
     t' = (T - T*) / 2; B(t) = (1 - cos(4 pi t / T)) / 2.
-    ``k_delta`` = +1 steers left first (REP 103; the seed's +1 is right), ``k_v`` = -1 reverses.
+    ``k_delta`` = +1 steers left first (REP 103: positive angles turn left), ``k_v`` = -1
+    reverses.
     """
 
     duration: float
@@ -764,13 +775,12 @@ class ParkingProfile:
 def parking_profile_limits(max_steering: float, max_steering_rate: float, max_speed: float,
                            max_acceleration: float,
                            max_steering_acceleration: float | None = None) -> tuple[float, float]:
-    """Seed 004 eq. 18-19: the shortest (T*, T) the actuator limits allow.
+    """The shortest (T*, T) of :class:`ParkingProfile` the actuator limits allow.
 
     The steering cosine has peak rate pi delta_max / T* and peak acceleration
     pi^2 delta_max / T*^2, so T*_min = pi max(delta_max / rate_max, sqrt(delta_max / accel_max))
-    (eq. 18). The speed profile has peak acceleration 2 pi v_max / T, so
-    T_min = max(2 pi v_max / a_max, T*) (eq. 19 with the exact peak of B instead
-    of the seed's empirical v1(D1)).
+    The speed profile has peak acceleration 2 pi v_max / T, so
+    T_min = max(2 pi v_max / a_max, T*) (the exact peak of B).
     """
     t_star = math.pi * max_steering / max_steering_rate
     if max_steering_acceleration is not None:
@@ -783,14 +793,28 @@ _FACTORIES: Mapping[str, Callable[..., Trajectory]] = {
     'line': Line,
     'parabola': Parabola,
     'circle': Circle,
-    'figure_eight': FigureEight,
+    'lemniscate': Lemniscate,
     'cycloid': CurtateCycloid,
 }
 TRAJECTORY_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+#: Old trajectory names that still work: old name -> new name (the CLIs print a deprecation note).
+TRAJECTORY_ALIASES: dict[str, str] = {'figure_eight': 'lemniscate'}
+#: Former name of :class:`Lemniscate`.
+FigureEight = Lemniscate
+
+
+def canonical_trajectory(name: str) -> tuple[str, str | None]:
+    """(current name, deprecation note or None) of a trajectory name that may be an old alias."""
+    new = TRAJECTORY_ALIASES.get(name)
+    if new is None:
+        return name, None
+    return new, (f'trajectory {name!r} is now called {new!r} (lemniscate of Gerono); the old '
+                 'name still works but will be removed')
 
 
 def make_trajectory(name: str, **parameters: float) -> Trajectory:
-    """A seed-002 trajectory by name with validated keyword parameters (defaults otherwise)."""
+    """An analytic trajectory by name (or old alias) with validated keyword parameters."""
+    name, _ = canonical_trajectory(name)
     if name not in _FACTORIES:
         raise ConfigError(f'unknown trajectory {name!r} (known: {", ".join(TRAJECTORY_NAMES)})')
     try:

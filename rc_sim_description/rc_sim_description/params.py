@@ -172,7 +172,7 @@ class SteeringParams:
     max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _half_pi_open)
     max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', _positive)
     rear_steering_ratio: float = _p(
-        '-', 'k: rear wheels steer k * delta in counter-phase (4WS, seed 004; 0 = front only); '
+        '-', 'k: rear wheels steer k * delta in counter-phase (4WS; 0 = front only); '
         'used by the engine model kinematic_4ws.', _unit_interval)
     steering_gain: float = _p('-', 'Trim: delta = steering_gain * delta_cmd + steering_offset.',
                               _positive)
@@ -355,7 +355,7 @@ class VehicleParams:
 
     @property
     def max_wheel_steering_angle(self) -> float:
-        """Inner wheel angle at full lock, atan(L / (R_min - W/2)) (seed 000 eq. 4) [rad].
+        """Inner wheel angle at full lock, atan(L / (R_min - W/2)) (Ackermann geometry) [rad].
 
         The hinge joints of the URDF need this limit, not the bicycle angle max_steering_angle.
         """

@@ -68,8 +68,8 @@ class TrackSpec:
 
     ``shape`` is ``'none'`` (ground plane only), ``'stadium'`` (two straights of ``size[0]``
     joined by half circles of radius ``size[1]``, centred on the origin, straights along x) or
-    ``'gerono'`` (lemniscate of Gerono x = a sin t, y = a sin t cos t, a = ``size[0]``: the figure
-    eight of the test protocol, seed 002 section 5).
+    ``'gerono'`` (lemniscate of Gerono x = a sin t, y = a sin t cos t, a = ``size[0]``: a figure
+    eight).
     """
 
     name: str
@@ -96,8 +96,8 @@ TRACKS: dict[str, TrackSpec] = {
     'figure_eight': TrackSpec(
         name='figure_eight',
         description='1.5 m lane around the figure eight x = a sin t, y = a sin t cos t, a = 3 m '
-                    '(seed 002); the crossing at the origin is open; the car starts at the '
-                    'crossing heading along the eight (yaw = pi/4)',
+                    '(a lemniscate of Gerono); the crossing at the origin is open; the car '
+                    'starts at the crossing heading along the eight (yaw = pi/4)',
         shape='gerono', size=(3.0,), lane_width=1.5,
         spawn=SpawnPose(0.0, 0.0, math.pi / 4)),
 }

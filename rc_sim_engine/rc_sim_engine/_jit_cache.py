@@ -16,7 +16,10 @@ __all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
 
 KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
                   'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
-                  'four_wheel_steering.py')
+                  'four_wheel_steering.py',
+                  # the racing kernels compile in functions of these modules
+                  'collision.py', 'raycast.py', 'map_grid.py', 'map_lidar.py', 'multicar.py',
+                  'race_kernels.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 

@@ -1,6 +1,6 @@
 """Car footprint (oriented rectangle) against the world's boxes, discs and ring walls.
 
-Generalises the circle/rectangle distance of seed 003 (the plane around a rectangle split into edge
+Generalises the circle/rectangle distance (the plane around a rectangle split into edge
 and corner zones; here written as a clamp in the rectangle frame, which selects the same zone):
 
 * disc (c, r) vs rectangle: q = clamp(R^T (c - p), -h, h) is the closest rectangle point;

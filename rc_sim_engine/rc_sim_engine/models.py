@@ -39,8 +39,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine import four_wheel_steering as _fws  # module object: it imports models too
 from rc_sim_engine.drive_models import dead_band_duty, throttle_force
+from rc_sim_engine.four_wheel_steering import rear_contact_speed, velocity_rates_4ws
 from rc_sim_engine.packed import (
     P_CF,
     P_CM1,
@@ -71,6 +71,7 @@ from rc_sim_engine.packed import (
     P_M,
     P_MU_LAT,
     P_R,
+    P_REAR_STEER,
     P_TRACK,
     P_TYRE,
 )
@@ -86,6 +87,7 @@ __all__ = [
     'VehicleModel',
     'drive_input',
     'get_model',
+    'kinematic_4ws_model_rates',
     'kinematic_4ws_rhs',
     'kinematic_rhs',
     'model_rhs',
@@ -215,6 +217,21 @@ def kinematic_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_
                            p)
 
 
+@njit(cache=True, error_model='numpy')
+def kinematic_4ws_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                              tan_delta: float, omega: float, p: NDArray[np.float64]
+                              ) -> tuple[float, float, float]:
+    """(dVX, dVY, dr) of the engine model ``kinematic_4ws`` (see four_wheel_steering.py),
+    same signature as :func:`velocity_rates`: rear slip drive at static load along the rear
+    wheel, relaxation onto the 4WS constraint."""
+    phi = math.atan2(sin_delta, cos_delta)
+    k, L, lr = p[P_REAR_STEER], p[P_L], p[P_LR]
+    v_rear = rear_contact_speed(vx, vy, r, phi, k, lr)
+    _, fz_r = axle_loads(p, 0.0)
+    dv_rear = rear_drive_force(v_rear, omega, p, fz_r) / p[P_M]
+    return velocity_rates_4ws(vx, vy, r, phi, k, dv_rear, L, lr, KINEMATIC_RELAXATION)
+
+
 @njit(cache=True, error_model='numpy', inline='always')
 def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
                    sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
@@ -223,8 +240,7 @@ def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: flo
     if model_id == 0:
         return kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
     if model_id == 2:
-        return _fws.kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega,
-                                              p)
+        return kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
     return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
 
 
@@ -325,7 +341,7 @@ MODELS: dict[str, VehicleModel] = {
     'single_track': VehicleModel('single_track', single_track_rhs, 1, False,
                                  'dynamic single track, tyre law from vehicle.yaml'),
     'kinematic_4ws': VehicleModel('kinematic_4ws', kinematic_4ws_rhs, 2, False,
-                                  'four-wheel-steering kinematic bicycle (seed 004)'),
+                                  'four-wheel-steering kinematic bicycle'),
 }
 
 

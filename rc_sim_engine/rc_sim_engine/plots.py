@@ -16,7 +16,7 @@ import numpy as np
 
 from rc_sim_description.atomic import atomic_output_file
 
-__all__ = ['plot_signals', 'plot_trajectory', 'save_run_plots']
+__all__ = ['draw_world', 'plot_signals', 'plot_trajectory', 'save_run_plots']
 
 
 def _pyplot() -> Any:
@@ -31,7 +31,8 @@ def _pyplot() -> Any:
 WALL_COLOR = '0.55'  # matplotlib grey level of walls and obstacles
 
 
-def _draw_world(ax: Any, world: Any) -> None:
+def draw_world(ax: Any, world: Any) -> None:
+    """Walls and obstacles of ``world`` on the axes ``ax`` (grey patches)."""
     from matplotlib.patches import Circle, Polygon
 
     # neutral grey: a coloured wall would read as a value of the speed colour map
@@ -73,7 +74,7 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     """Trajectory over the track walls with a lidar scan snapshot (PNG, written atomically)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 6.5), dpi=110)
-    _draw_world(ax, result.world)
+    draw_world(ax, result.world)
     odom = result.streams['odom']
     xs, ys = [result.world.bounds(0.5)[:2]], [result.world.bounds(0.5)[2:]]
     sc = None

@@ -22,7 +22,7 @@ velocity with ``restitution``) or ``ignore`` (events only). Cars do not collide 
 see each other in their lidar scans.
 
 Pacing: ``realtime_factor = 0`` runs as fast as possible, ``X > 0`` sleeps to keep sim time at X
-times wall time (the seed-003 time compression).
+times wall time (time compression).
 """
 
 from __future__ import annotations

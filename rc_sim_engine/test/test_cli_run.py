@@ -25,7 +25,7 @@ def test_run_writes_bag_plots_and_summary(tmp_path: Path, capsys: pytest.Capture
     text = capsys.readouterr().out
     assert 'distance' in text and 'collisions          0' in text and 'real-time factor' in text
     assert {'trajectory.png', 'signals.png', 'summary.yaml', 'metadata.yaml',
-            'eight.db3'} == {p.name for p in out.iterdir()}
+            'eight.db3', 'index.html'} == {p.name for p in out.iterdir()}
     assert (out / 'trajectory.png').read_bytes()[:4] == b'\x89PNG'
     with open_bag(out) as reader:
         require_topics(reader, [*EXPECTED, '/scan_raw'], out)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rc_sim_control.evaluation import evaluate_arrays
 from rc_sim_engine.cli import main
-from rc_sim_engine.cli_track import evaluate_arrays
 
 
 @pytest.fixture(scope='module')

@@ -1,6 +1,6 @@
 """rear_wheel_speed_bridge: /steering_angle, /rear_wheel_speed -> the four joint commands.
 
-Thin shell over :class:`rc_sim_control.ackermann.BridgeState` (seed 000 §IV-C): listens to
+Thin shell over :class:`rc_sim_control.ackermann.BridgeState` (Ackermann split): listens to
 ``steering_angle`` [rad] and ``rear_wheel_speed`` [rad/s] (std_msgs/Float64) and republishes, at
 ``publish_rate``, the Ackermann hinge angles on ``joint_commands/front_{left,right}_steering`` and
 the rear wheel speeds on ``joint_commands/rear_{left,right}_wheel`` (std_msgs/Float64, mapped to

@@ -1,4 +1,4 @@
-"""``trajectory_tracker``: ``/odom`` -> ``/cmd_vel`` along a reference trajectory (seed 002 §5.3).
+"""``trajectory_tracker``: ``/odom`` -> ``/cmd_vel`` along a reference trajectory.
 
 Thin rclpy shell over :class:`rc_sim_control.tracking.TrackerSession` (all logic and validation is
 ROS-free there). Parameters: the trajectory (``trajectory_type`` and its shape parameters), the
@@ -30,17 +30,18 @@ from rc_sim_control.tracking import (
     TrackerSession,
     twist_from_command,
 )
+from rc_sim_control.trajectories import canonical_trajectory
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_description.params import load_vehicle_params
 
 DESCRIPTIONS = {
-    'trajectory_type': 'line | parabola | circle | figure_eight | cycloid | waypoints',
+    'trajectory_type': 'line | parabola | circle | lemniscate | cycloid | waypoints',
     'a_coeff': 'line: x = a t [m/s]', 'b_coeff': 'line: y = b t [m/s]',
     'focal_length': 'parabola: x = 2 a t, y = a t^2 [m]',
-    'radius': 'circle radius [m]', 'amplitude': 'figure eight amplitude a [m]',
-    'angular_speed': 'circle / figure eight angular speed [rad/s]',
+    'radius': 'circle radius [m]', 'amplitude': 'lemniscate (figure eight) amplitude a [m]',
+    'angular_speed': 'circle / lemniscate angular speed [rad/s]',
     'cycloid_radius': 'rolling circle radius r [m]',
     'cycloid_distance': 'point distance d < r [m]',
     'cycloid_angular_speed': 'cycloid rolling rate [rad/s]',
@@ -122,6 +123,9 @@ class TrajectoryTracker(Node):
                 self.get_logger().warning('active but no /odom received yet',
                                           throttle_duration_sec=2.0)
                 return
+            note = canonical_trajectory(str(self.session.values['trajectory_type']))[1]
+            if note:
+                self.get_logger().warning(f'deprecated: {note}')
             self.session.activate(self.now(), self.pose)
             self.publish_path()
             self.get_logger().info(f'tracking {self.session.values["trajectory_type"]} with '

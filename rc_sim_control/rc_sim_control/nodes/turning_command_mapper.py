@@ -1,6 +1,6 @@
 """turning_command_mapper: /cmd_vel (and ackermann_cmd) -> /steering_angle, /rear_wheel_speed.
 
-Thin shell over :class:`rc_sim_control.ackermann.CommandMapper` (seed 000 §IV-A). Subscribes
+Thin shell over :class:`rc_sim_control.ackermann.CommandMapper` (the four mapper modes). Subscribes
 ``cmd_vel`` (geometry_msgs/Twist, angular.z read per parameter ``mode``) and, optionally,
 ``ackermann_cmd`` (ackermann_msgs/AckermannDriveStamped: drive.speed [m/s], drive.steering_angle
 [rad]). Publishes ``steering_angle`` and ``rear_wheel_speed`` (std_msgs/Float64) on every accepted

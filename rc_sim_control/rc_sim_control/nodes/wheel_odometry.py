@@ -1,7 +1,7 @@
 """wheel_odometry: /joint_states -> /wheel_odom (nav_msgs/Odometry), optional TF odom -> base_link.
 
 Thin shell over :class:`rc_sim_control.odometry.JointStateOdometry`: rear wheel encoder angles
-(``model`` differential, seed 001) or rear wheels + steering hinges (``model`` bicycle),
+(``model`` differential) or rear wheels + steering hinges (``model`` bicycle),
 integrated exactly along arcs, with the covariance growth documented in
 :mod:`rc_sim_control.odometry`. Publishes on ``odom_topic`` (default ``wheel_odom``: the ground
 truth owns ``/odom``); ``publish_tf`` (default false: the ground truth owns odom -> base_link)
