@@ -57,6 +57,10 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                    help='fit settings merged over the packaged config/fit_default.yaml')
     p.add_argument('--dt', type=float, default=None,
                    help='physics step of the replay [s] (default: fit YAML, 0.002)')
+    p.add_argument('--odom-offset', metavar='X,Y[,YAW]', default=None,
+                   help='where the pose of the recording is measured: x, y [m] (and yaw [rad]) '
+                   'of the measured frame (mocap body, tracked point) in base_link, the rear-axle '
+                   "centre; default: the recording's pose offset, /tf_static, or (fit) fitted")
 
 
 def add_fit_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,11 +79,12 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--optimizer', choices=('cma', 'bayes', 'grid'), default=None,
                    help='global optimiser (default: fit YAML, cma)')
     p.add_argument('--budget', type=int, default=None,
-                   help='global optimiser evaluations (default: fit YAML, 1200)')
+                   help='global optimiser evaluations of the chosen structure (default: fit '
+                   'YAML, 600)')
     p.add_argument('--popsize', type=int, default=None,
                    help='CMA-ES population / bayes batch size (default: automatic)')
     p.add_argument('--horizon', type=float, default=None,
-                   help='re-initialised window length [s] (default: fit YAML, 2)')
+                   help='window length of the window protocol [s] (default: fit YAML, 1)')
     p.add_argument('--metric', choices=('mse', 'rmse', 'itae'), default=None,
                    help='cost of the windowed errors (default: fit YAML, mse)')
     p.add_argument('--no-polish', action='store_true', help='skip the least-squares polish')
@@ -90,6 +95,13 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--report', metavar='DIR', default=None,
                    help='write PNG figures and summary.md into DIR')
     p.add_argument('--force', action='store_true', help='overwrite --out / --report')
+    p.add_argument('--accept-worse', action='store_true',
+                   help='write --out even when the held-out error rose (the exit status is then '
+                   f'{EXIT_WORSE} all the same)')
+
+
+#: exit status of ``fit`` when the held-out error rose (2 = bad input); see verdict.py
+EXIT_WORSE = 3
 
 
 def register(subparsers: Any) -> None:
@@ -100,12 +112,15 @@ def register(subparsers: Any) -> None:
     add_fit_arguments(p)
     p.set_defaults(func=fit_command)
 
-    r = subparsers.add_parser('replay', help="replay a bag's commands open-loop",
+    r = subparsers.add_parser('replay', help="predict a bag's windows open-loop from its commands",
                               description=replay_command.__doc__)
     r.add_argument('--bag', required=True, metavar='BAG',
                    help='rosbag2 directory, .db3/.mcap file or ROS 1 .bag')
     r.add_argument('--out', required=True, metavar='CSV',
-                   help='predicted trajectory t,x,y,yaw,vx,vy,yaw_rate')
+                   help='prediction CSV window,t,x,y,yaw,vx,vy,yaw_rate '
+                   '(docs/prediction_windows.md)')
+    r.add_argument('--horizon', type=float, default=None,
+                   help='window length H [s] (default: fit YAML, 1)')
     r.add_argument('--force', action='store_true', help='overwrite --out')
     _common_data_arguments(r)
     r.set_defaults(func=replay_command)
@@ -206,12 +221,25 @@ def _split(bags: list[str], validate: list[str], no_split: bool) -> tuple[list[s
 
 
 # --------------------------------------------------------------------------- commands
+def _offset(args: argparse.Namespace) -> tuple[float, float, float] | None:
+    if getattr(args, 'odom_offset', None) is None:
+        return None
+    from rc_sim_calibration.measured_point import parse_offset
+
+    return parse_offset(args.odom_offset)
+
+
 def fit_command(args: argparse.Namespace) -> int:
-    """Fit the simulator's vehicle parameters to real-car bags and write calibrated.yaml."""
+    """Fit the simulator's vehicle parameters to real-car bags and write calibrated.yaml.
+
+    Exit status 0 when the calibrated model predicts the held-out data at least as well as the
+    nominal one, 3 when a held-out error rose (calibrated.yaml is then not written unless
+    --accept-worse), 2 on bad input.
+    """
     from rc_sim_calibration.dataset import load_dataset
     from rc_sim_calibration.errors import CalibrationError
-    from rc_sim_calibration.fit import fit
-    from rc_sim_calibration.settings import override_values
+    from rc_sim_calibration.fit import check_kinds, fit
+    from rc_sim_calibration.settings import override_values, resolve_free
     from rc_sim_description.atomic import atomic_output_dir, check_output_path
     from rc_sim_description.cli_support import progress
     from rc_sim_description.params import dump_override
@@ -226,59 +254,76 @@ def fit_command(args: argparse.Namespace) -> int:
             raise CalibrationError('--free: give at least one parameter name')
     settings = _settings(args, free)
     base = _base_params(args)
-    from rc_sim_calibration.settings import resolve_free
-
-    resolve_free(settings, base)  # name and bound errors before reading any bag
+    if not settings.free_auto:
+        resolve_free(settings, base)  # name and bound errors before reading any bag
+    offset = _offset(args)
     bags, held = _split(_flatten(args.bag), _flatten(args.validate), args.no_split)
     recording = _recording(args)
     train = [load_dataset(b, base, settings.data, args.topic, recording=recording,
-                          skip_corrupt=args.skip_corrupt) for b in bags]
+                          skip_corrupt=args.skip_corrupt, pose_offset=offset) for b in bags]
     validate = [load_dataset(b, base, settings.data, args.topic, recording=recording,
-                             skip_corrupt=args.skip_corrupt) for b in held]
-    for ds in [*train, *validate]:
-        if ds.fit_supported:
-            raise CalibrationError(ds.fit_supported)
+                             skip_corrupt=args.skip_corrupt, pose_offset=offset) for b in held]
+    check_kinds(train, validate)
     if not validate:
-        print('note: no validation bags (give --validate BAG or >= 3 training bags)',
-              file=sys.stderr)
-    total = settings.budget + (settings.polish_max_nfev * (len(settings.free) + 1)
-                               if settings.polish else 0)
+        print('note: no validation bags (give --validate BAG or >= 3 training bags): the fit '
+              'is judged on held-out windows of the training bags', file=sys.stderr)
+    n_cand = 1 if not settings.free_auto else \
+        len(settings.servo_models) * len(settings.delay_options)
+    total = settings.budget + (settings.stage_budget * n_cand if n_cand > 1 else 0) + \
+        (settings.polish_max_nfev * 20 if settings.polish else 0)
     with progress('fitting', total) as bar:
         result = fit(train, base, settings, validate=validate, progress=bar.advance)
     header = '\n'.join(result.summary_lines())
-    values = override_values(result.params, result.names)
+    values = override_values(result.params, result.written_keys)
+    write_yaml = result.verdict.ok or args.accept_worse
     if args.report is not None:
         from rc_sim_calibration.report import write_report
 
         with atomic_output_dir(args.report, force=args.force) as tmp:
             tmp.mkdir()
-            write_report(tmp, result, settings, base, train, validate)
-            dump_override(values, out, header=header)
-    else:
+            write_report(tmp, result, settings, train, validate)
+            if write_yaml:
+                dump_override(values, out, header=header)
+    elif write_yaml:
         dump_override(values, out, header=header)
     print(header)
-    print(f'wrote {out}' + (f' and the report {args.report}' if args.report else ''))
+    written = [str(out)] if write_yaml else []
+    written += [f'the report {args.report}'] if args.report else []
+    if written:
+        print('wrote ' + ' and '.join(written))
+    if not result.verdict.ok:
+        action = 'written anyway (--accept-worse)' if args.accept_worse else \
+            'not written (--accept-worse writes it)'
+        print(f'fit rejected: {result.verdict.reason()}; {out.name} {action}', file=sys.stderr)
+        return EXIT_WORSE
     return 0
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    """Replay a bag's commands open-loop from its initial measured state; metrics as JSON."""
+    """Predict a recording's windows open loop from its commands (the window protocol of
+    docs/prediction_windows.md): consecutive H-second windows, each started from the measured
+    state at its first pose sample; CSV rows at every pose stamp, of the measured frame in the
+    recording's world frame. Prints the pooled RMSEs as JSON."""
     from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.replay import open_loop, replay_metrics, write_prediction_csv
+    from rc_sim_calibration.replay import replay_windows
     from rc_sim_description.atomic import check_output_path
 
     out = check_output_path(args.out, force=args.force)
     settings = _settings(args)
     params = _base_params(args)
-    ds = load_dataset(args.bag, params, settings.data, args.topic, recording=_recording(args),
-                      skip_corrupt=args.skip_corrupt)
-    if ds.fit_supported:
+    horizon = settings.horizon if args.horizon is None else args.horizon
+    if not (horizon > 0 and horizon == horizon):
         from rc_sim_calibration.errors import CalibrationError
 
-        raise CalibrationError(ds.fit_supported)
-    pred = open_loop(params, ds, settings)
-    metrics = replay_metrics(params, ds, settings)
-    write_prediction_csv(pred, out)
+        raise CalibrationError(f'--horizon: must be > 0 s, got {args.horizon}')
+    ds = load_dataset(args.bag, params, settings.data, args.topic, recording=_recording(args),
+                      skip_corrupt=args.skip_corrupt, pose_offset=_offset(args))
+    table, metrics = replay_windows(params, ds, settings, horizon)
+    from rc_sim_calibration.baselines import write_prediction_csv
+
+    write_prediction_csv(str(out), table)
+    for note in metrics.pop('notes', []):
+        print(f'note: {note}', file=sys.stderr)
     print(json.dumps(metrics, indent=2))
     print(f'wrote {out}', file=sys.stderr)  # stdout stays pure JSON (pipe it to jq)
     return 0

@@ -186,13 +186,14 @@ class Dataset:
         arrays = {k: getattr(self, k)[keep] for k in
                   ('t', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'wheel_speed', 'pose_x',
                    'pose_y', 'pose_yaw', 'mvx', 'mvy') if getattr(self, k).size == self.t.size}
-        tracks = {}
-        for key in ('track', 'raw_track'):
-            tr = getattr(self, key)
-            if tr is not None:
-                sel = (tr.t >= t_start) & (tr.t <= t_end)
-                tracks[key] = PoseTrack(tr.t[sel], tr.x[sel], tr.y[sel], tr.yaw[sel])
-        return replace(self, name=name or self.name, **arrays, **tracks)
+        def cut(tr: PoseTrack | None) -> PoseTrack | None:
+            if tr is None:
+                return None
+            sel = (tr.t >= t_start) & (tr.t <= t_end)
+            return PoseTrack(tr.t[sel], tr.x[sel], tr.y[sel], tr.yaw[sel])
+
+        return replace(self, name=name or self.name, track=cut(self.track),
+                       raw_track=cut(self.raw_track), **arrays)
 
 
 def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,

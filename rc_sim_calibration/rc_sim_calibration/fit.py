@@ -260,8 +260,8 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     fit_offset = not all(ds.offset_known for ds in train)
     offset0 = next((ds.pose_offset for ds in train if ds.offset_known), (0.0, 0.0, 0.0))
     cands = candidates(settings, kinds, nominal, fit_offset)
-    lat_hi = max([float(resolve_free(settings, nominal, ['command_latency'])[0].upper)] +
-                 [nominal.timing.command_latency])
+    lat_hi = max(float(resolve_free(settings, nominal, ['command_latency'])[0].upper),
+                 nominal.timing.command_latency)
     lookback = lat_hi + SERVO_PREROLL
     all_win = build_windows(train, settings.horizon, lookback=lookback, dt=settings.dt)
     holdout = _holdout_mask(all_win, settings.holdout_every)

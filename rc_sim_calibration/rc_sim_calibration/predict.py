@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 import math
+from typing import Any
 
 import numpy as np
 
@@ -196,10 +197,11 @@ def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *,
     fixed = np.array(win.offsets, dtype=float).reshape(-1, 3)[win.bag]
     off = np.where(known[None, :, None], fixed[None], np.asarray(offsets, float)[:, None, :])
     off = off.reshape(p_count * w, 3)
-    o = (off[:, 0], off[:, 1], off[:, 2])
+    o: Any = (off[:, 0], off[:, 1], off[:, 2])       # per-car offsets (arrays)
     xb, yb, yawb, vxb, vyb, rb = reference_from_measured(
-        *(np.tile(getattr(win, k), p_count) for k in ('x0', 'y0', 'yaw0', 'vx0', 'vy0',
-                                                       'yaw_rate0')), o)
+        np.tile(win.x0, p_count), np.tile(win.y0, p_count), np.tile(win.yaw0, p_count),
+        np.tile(win.vx0, p_count), np.tile(win.vy0, p_count), np.tile(win.yaw_rate0, p_count),
+        o)
     x0 = InitialState(x=xb, y=yb, yaw=yawb, vx=vxb, vy=vyb, yaw_rate=rb, steering=delta0,
                       duty=duty0)
     steps = max(1, round(OUT_STEP / dt))
@@ -211,9 +213,9 @@ def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *,
                       drive_kind=win.drive_kind, load_transfer=load_transfer)
     except RcSimError as exc:
         raise CalibrationError(f'simulation: {exc}') from None
-    ox, oy, oyaw = (c[:, None] for c in o)
+    o_col: Any = tuple(c[:, None] for c in o)
     mx, my, myaw, mvx, mvy, mr = measured_from_reference(
-        res.x, res.y, res.yaw, res.vx, res.vy, res.yaw_rate, (ox, oy, oyaw))
+        res.x, res.y, res.yaw, res.vx, res.vy, res.yaw_rate, o_col)
     # linear interpolation of the grid (P*W, K) at the samples' tau
     h = t_grid[1] - t_grid[0]
     pos = np.clip(win.tau / h, 0.0, t_grid.size - 1.000001)

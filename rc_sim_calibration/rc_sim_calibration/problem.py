@@ -161,12 +161,13 @@ class Problem:
         """Errors (P, 1, S) with NaN truth zeroed, scaled by the square root of their window's
         robust weight (fit windows only), and masks (1, S) for :mod:`cost`."""
         masks = sample_masks(win)
-        scale = np.sqrt(self.window_weight)[win.sample_window] if win is self.win else 1.0
+        scale = np.sqrt(self.window_weight)[win.sample_window] if win is self.win else \
+            np.ones(win.tau.size)
         out = {}
         for ch, e in errs.items():
             key = 'position' if ch == 'position_xy' else ch
             m = masks[key] if ch != 'position_xy' else masks['position'][:, None]
-            s = scale if ch != 'position_xy' or np.isscalar(scale) else scale[:, None]
+            s = scale if ch != 'position_xy' else scale[:, None]
             out[ch] = np.where(m[None], e * s, 0.0)[:, None]
         return out, {ch: m[None] for ch, m in masks.items()}
 

@@ -1,75 +1,60 @@
-"""Open-loop replay of a bag's commands from its initial measured state (``rcsim replay``).
+"""Windowed open-loop prediction of a recording (``rcsim replay --horizon``).
 
-The prediction starts at the first grid sample of the (trimmed) dataset with the measured pose and
-twist and runs to its end without re-initialisation, so position errors include the drift. Metrics
-compare the prediction with the measurements on the dataset grid; the windowed metrics (the fit's
-cost windows) are printed too.
+The window protocol of ``docs/prediction_windows.md`` on every pose message of the recording
+(:func:`rc_sim_calibration.windows.build_windows` with ``raw=True``, as the independent
+evaluator reads them): each window starts from the measured state at its first pose sample and is
+predicted from the recorded commands; one CSV row per pose stamp of every used window (the first
+row is the initial state), pose of the measured frame in the recording's world frame, ``t`` on the
+pose messages' header-stamp clock. The same computation is the fit's cost.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
+from rc_sim_calibration.baselines import PredictionTable
 from rc_sim_calibration.dataset import Dataset
-from rc_sim_calibration.errors import CalibrationError
-from rc_sim_calibration.fit import make_windows, predict_windows, window_errors
+from rc_sim_calibration.fit import SERVO_PREROLL, nominal_params
+from rc_sim_calibration.predict import predict
+from rc_sim_calibration.problem import channel_rmse, sample_errors
 from rc_sim_calibration.settings import FitSettings
+from rc_sim_calibration.windows import build_windows
 from rc_sim_description.params import VehicleParams
 
-__all__ = ['CSV_COLUMNS', 'open_loop', 'replay_metrics', 'write_prediction_csv']
-
-Array = np.ndarray
-CSV_COLUMNS = ('t', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate')
+__all__ = ['replay_windows']
 
 
-def open_loop(params: VehicleParams, ds: Dataset, settings: FitSettings) -> dict[str, Array]:
-    """Predicted t, x, y, yaw, vx, vy, yaw_rate, wheel_speed, steering (K,) over the dataset."""
-    lookback = params.timing.command_latency + 2 * settings.dt
-    win = make_windows([ds], None, lookback=lookback, command_dt=settings.dt)
-    pred = predict_windows([params], win, settings)
-    out = {k: v[0, 0] for k, v in pred.items()}
-    out['t'] = ds.t[0] + win.t_rel
-    return out
-
-
-def replay_metrics(params: VehicleParams, ds: Dataset, settings: FitSettings
-                   ) -> dict[str, Any]:
-    """Open-loop and windowed RMSE of position [m], speed [m/s] and yaw rate [rad/s]."""
-    pred = open_loop(params, ds, settings)
-    n = min(pred['t'].size, ds.t.size)
-    pos = np.hypot(pred['x'][:n] - ds.x[:n], pred['y'][:n] - ds.y[:n])
-    result: dict[str, Any] = {
-        'bag': ds.name,
-        'duration_s': float(ds.duration),
-        'open_loop': {
-            'position_rmse_m': float(np.sqrt(np.mean(pos ** 2))),
-            'final_position_error_m': float(pos[-1]),
-            'speed_rmse_mps': float(np.sqrt(np.mean((pred['vx'][:n] - ds.vx[:n]) ** 2))),
-            'yaw_rate_rmse_radps': float(np.sqrt(np.mean((pred['yaw_rate'][:n]
-                                                           - ds.yaw_rate[:n]) ** 2))),
-        },
+def replay_windows(params: VehicleParams, ds: Dataset, settings: FitSettings, horizon: float
+                   ) -> tuple[PredictionTable, dict[str, Any]]:
+    """Predictions of every window of ``ds`` and the pooled RMSEs (JSON-ready dict)."""
+    notes: list[str] = []
+    p = nominal_params(params, ds.drive_kind)
+    if p is not params:
+        notes.append(f'the recording sends {ds.drive_kind} commands: drive_model '
+                     f'{p.drive.drive_model} replays them')
+    if not ds.offset_known:
+        notes.append('the pose offset from base_link is unknown: the prediction takes the pose '
+                     'at base_link (give --odom-offset X,Y,YAW, e.g. the one a fit printed)')
+    lookback = max(p.timing.command_latency, 0.2) + SERVO_PREROLL
+    win = build_windows([ds], horizon, lookback=lookback, dt=settings.dt, raw=True)
+    pred = predict([p], np.array([ds.pose_offset], dtype=float), win, dt=settings.dt,
+                   model=settings.model, integrator=settings.integrator,
+                   load_transfer=settings.load_transfer)
+    t_abs = ds.start_ns * 1e-9 + win.start[win.sample_window] + win.tau
+    table = PredictionTable(window=win.index[win.sample_window], t=t_abs, x=pred.x[0],
+                            y=pred.y[0], yaw=pred.yaw[0], vx=pred.vx[0], vy=pred.vy[0],
+                            yaw_rate=pred.yaw_rate[0])
+    rmse = channel_rmse(sample_errors(pred, win), win)
+    metrics: dict[str, Any] = {
+        'bag': ds.name, 'horizon_s': horizon, 'windows': win.n,
+        'skipped': {k: len(v) for k, v in win.skipped[0].items()},
+        'samples': int(win.scored().sum()),
+        'position_rmse_m': float(rmse['position'][0]),
+        'speed_rmse_mps': float(rmse['speed'][0]),
+        'yaw_rate_rmse_radps': float(rmse['yaw_rate'][0]),
+        'pose_offset': list(ds.pose_offset), 'offset_source': ds.offset_source or 'unknown',
+        'notes': notes,
     }
-    lookback = params.timing.command_latency + 2 * settings.dt
-    try:
-        win = make_windows([ds], settings.horizon, lookback=lookback, command_dt=settings.dt)
-    except CalibrationError:  # a bag shorter than one window has no windowed metrics
-        return result
-    errs = window_errors(predict_windows([params], win, settings), win)
-    masks = win.masks()
-    result['windowed'] = {'horizon_s': settings.horizon, 'windows': win.n}
-    for ch, unit in (('position', 'm'), ('speed', 'mps'), ('yaw_rate', 'radps')):
-        e = errs[ch][0][masks[ch]]
-        result['windowed'][f'{ch}_rmse_{unit}'] = float(np.sqrt(np.mean(e ** 2)))
-    return result
-
-
-def write_prediction_csv(pred: dict[str, Array], path: str | os.PathLike[str]) -> None:
-    """CSV with header ``t,x,y,yaw,vx,vy,yaw_rate`` (atomic)."""
-    from rc_sim_description.atomic import atomic_write_text
-
-    table = np.column_stack([pred[c] for c in CSV_COLUMNS])
-    lines = [','.join(CSV_COLUMNS)] + [','.join(f'{v:.9g}' for v in row) for row in table]
-    atomic_write_text(path, '\n'.join(lines) + '\n')
+    return table, metrics

@@ -41,7 +41,7 @@ from rc_sim_calibration.dataset import Dataset
 from rc_sim_calibration.measured_point import LeverArm, lever_arm_regression
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 
-__all__ = ['StageResult', 'Signals', 'initial_values', 'signals']
+__all__ = ['Signals', 'StageResult', 'initial_values', 'signals']
 
 Array = np.ndarray
 GRAVITY = 9.80665
@@ -105,7 +105,7 @@ def _lag(u: Array, tau: float) -> Array:
 
 
 def _delay(u: Array, latency: float) -> Array:
-    n = int(round(latency / CMD_DT))
+    n = round(latency / CMD_DT)
     return np.concatenate([np.full(n, u[0]), u[:u.size - n]]) if n else u
 
 
@@ -144,10 +144,8 @@ def _steering_stage(sigs: Sequence[Signals], wheelbase: float, kind: str,
         cols: list[list[Array]] = []
         for s, u in zip(sigs, use):
             cmd = _delay(s.steer, latency)
-            if kind == 'normalised':
-                parts = _side_columns(cmd, kl, kr)
-            else:
-                parts = (cmd,)
+            parts: tuple[Array, ...] = _side_columns(cmd, kl, kr) if kind == 'normalised' \
+                else (cmd,)
             cols.append([_at(s, _lag(p, tau))[u] for p in parts])
         return [np.concatenate([c[i] for c in cols]) for i in range(len(cols[0]))]
 
@@ -194,7 +192,7 @@ def _radius_stage(sigs: Sequence[Signals], latency: float) -> tuple[float, int] 
         ratios = []
         for s in sigs:
             cmd = _delay(s.drive, latency)
-            n = int(round(1.0 / CMD_DT))
+            n = round(1.0 / CMD_DT)
             kernel = np.ones(n) / n
             mean = np.convolve(cmd, kernel, mode='full')[:cmd.size]
             sq = np.convolve(cmd * cmd, kernel, mode='full')[:cmd.size]

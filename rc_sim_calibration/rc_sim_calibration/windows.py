@@ -41,10 +41,10 @@ class FitWindows:
     Per window (W,): ``bag`` (dataset index), ``index`` (grid number k), ``start`` (first stamp,
     s on the dataset clock), measured-frame initial state ``x0 y0 yaw0 vx0 vy0 yaw_rate0``.
     Per sample (S,): ``sample_window`` (window position), ``tau`` (time since the window's
-    start), truth ``x y yaw`` (raw) ``vx vy yaw_rate`` (local fit) and ``first`` (the window's first sample, which is the
-    initial state and not scored). Commands: ``t_cmd`` (C,) relative to the window start, from
-    ``-lookback``; ``steering_cmd``/``drive_cmd`` (W, C) in the datasets' kinds (drive gated by
-    the deadman).
+    start), truth ``x y yaw`` (raw) ``vx vy yaw_rate`` (local fit) and ``first`` (the window's
+    first sample, which is the initial state and not scored). Commands: ``t_cmd`` (C,) relative
+    to the window start, from ``-lookback``; ``steering_cmd``/``drive_cmd`` (W, C) in the
+    datasets' kinds (drive gated by the deadman).
     """
 
     horizon: float
