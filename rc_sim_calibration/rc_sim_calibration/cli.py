@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 import json
+import math
 from pathlib import Path
 import sys
 from typing import Any
@@ -238,8 +239,8 @@ def fit_command(args: argparse.Namespace) -> int:
     """
     from rc_sim_calibration.dataset import load_dataset
     from rc_sim_calibration.errors import CalibrationError
-    from rc_sim_calibration.fit import check_kinds, fit
-    from rc_sim_calibration.settings import override_values, resolve_free
+    from rc_sim_calibration.fit import check_kinds, check_settings, fit
+    from rc_sim_calibration.settings import override_values
     from rc_sim_description.atomic import atomic_output_dir, check_output_path
     from rc_sim_description.cli_support import progress
     from rc_sim_description.params import dump_override
@@ -254,8 +255,7 @@ def fit_command(args: argparse.Namespace) -> int:
             raise CalibrationError('--free: give at least one parameter name')
     settings = _settings(args, free)
     base = _base_params(args)
-    if not settings.free_auto:
-        resolve_free(settings, base)  # name and bound errors before reading any bag
+    check_settings(settings, base)  # name and bound errors before reading any bag
     offset = _offset(args)
     bags, held = _split(_flatten(args.bag), _flatten(args.validate), args.no_split)
     recording = _recording(args)
@@ -308,14 +308,15 @@ def replay_command(args: argparse.Namespace) -> int:
     from rc_sim_calibration.replay import replay_windows
     from rc_sim_description.atomic import check_output_path
 
+    if args.horizon is not None and not (args.horizon > 0 and math.isfinite(args.horizon)):
+        from rc_sim_calibration.errors import CalibrationError
+
+        raise CalibrationError(f'--horizon: must be a positive number of seconds, got '
+                               f'{args.horizon}')
     out = check_output_path(args.out, force=args.force)
     settings = _settings(args)
     params = _base_params(args)
-    horizon = settings.horizon if args.horizon is None else args.horizon
-    if not (horizon > 0 and horizon == horizon):
-        from rc_sim_calibration.errors import CalibrationError
-
-        raise CalibrationError(f'--horizon: must be > 0 s, got {args.horizon}')
+    horizon = settings.horizon
     ds = load_dataset(args.bag, params, settings.data, args.topic, recording=_recording(args),
                       skip_corrupt=args.skip_corrupt, pose_offset=_offset(args))
     table, metrics = replay_windows(params, ds, settings, horizon)

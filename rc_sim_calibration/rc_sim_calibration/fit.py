@@ -42,7 +42,8 @@ from rc_sim_calibration.verdict import Verdict, judge
 from rc_sim_calibration.windows import FitWindows, build_windows
 from rc_sim_description.params import SECTIONS, VehicleParams
 
-__all__ = ['Candidate', 'FitResult', 'candidates', 'fit', 'nominal_params', 'parameter_unit']
+__all__ = ['Candidate', 'FitResult', 'candidates', 'check_kinds', 'check_settings', 'fit',
+           'nominal_params', 'parameter_unit']
 
 Array = np.ndarray
 ProgressFn = Callable[[int], None]
@@ -336,6 +337,16 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         identifiability=ident, train_names=tuple(d.name for d in train),
         validate_names=tuple(d.name for d in validate), scores=scores, chosen=chosen,
         stage=stage, verdict=verdict, windows=all_win, holdout=holdout, warnings=warnings)
+
+
+def check_settings(settings: FitSettings, base: VehicleParams) -> None:
+    """Every free parameter of every candidate structure (any command kind) resolves: names,
+    bounds and priors checked before any bag is read (one-line CalibrationError)."""
+    names: dict[str, None] = {}
+    for kinds in (('angle', 'wheel_speed'), ('normalised', 'throttle')):
+        for cand in candidates(settings, kinds, base, fit_offset=True):
+            names.update(dict.fromkeys(cand.names))
+    resolve_free(settings, nominal_params(base, 'throttle'), list(names))
 
 
 def check_kinds(train: Sequence[Dataset], validate: Sequence[Dataset]) -> None:

@@ -66,9 +66,9 @@ class Verdict:
         return 'held-out error rose: ' + '; '.join(parts)
 
     def lines(self) -> list[str]:
-        """Summary lines: per held-out recording, nominal -> calibrated (CTRV)."""
+        """Summary lines: per training and held-out recording, nominal -> calibrated (CTRV)."""
         out = []
-        for s in self.held_out:
+        for s in [*self.training, *self.held_out]:
             cells = ', '.join(f'{ch.replace("_", " ")} {s.nominal[ch]:.4g} -> '
                               f'{s.calibrated[ch]:.4g} {CHANNEL_UNITS[ch]}'
                               for ch in CHANNEL_UNITS)

@@ -170,9 +170,9 @@ def test_summary_prints_units(tmp_path, capsys):
     assert rcsim(['fit', '--bag', str(tmp_path / 'bag'), '--out', str(out), '--free',
                   'command_latency', '--optimizer', 'grid', '--budget', '3', '--no-polish']) == 0
     text = capsys.readouterr().out
-    assert 'train position RMSE:' in text and text.split('train position RMSE:')[1].split(
-        '\n')[0].endswith(' m')
-    assert 'train yaw_rate RMSE' not in text or 'rad/s' in text
+    held = [ln for ln in text.splitlines() if ln.startswith('training bag')]
+    assert held and ' m, speed ' in held[0] and ' m/s, yaw rate ' in held[0]
+    assert held[0].split('(CTRV')[0].rstrip().endswith('rad/s')
     assert 'command_latency: ' in text and ' s (se ' in text
 
 

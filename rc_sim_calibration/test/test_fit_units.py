@@ -1,18 +1,22 @@
-"""Pieces of the fit against closed-form results: fractional delay, servo lag, windows."""
+"""Pieces of the fit against closed-form results: fractional delay, servo lag and pre-roll, the
+normalised map, the protocol windows, search coordinates, priors and robust weights."""
 
 import math
 
 import numpy as np
 import pytest
 
+from rc_sim_calibration.baselines import make_pose_track
 from rc_sim_calibration.dataset import Dataset
 from rc_sim_calibration.errors import CalibrationError
-from rc_sim_calibration.fit import (
+from rc_sim_calibration.predict import (
+    _servo_preroll,
     delayed_commands,
     first_order_final,
-    make_windows,
+    normalised_map,
     servo_time_constant,
 )
+from rc_sim_calibration.windows import build_windows
 from rc_sim_description.params import load_vehicle_params
 
 
@@ -37,53 +41,93 @@ def test_first_order_lag_matches_the_exponential():
     assert first_order_final(u, np.array([np.inf]), dt)[0] == 0.0
 
 
-def test_servo_time_constant_is_the_slow_pole():
+def test_servo_time_constants():
     from rc_sim_engine.actuators import steering_hinge_inertia
 
     p = load_vehicle_params()
     j, kp, kd = steering_hinge_inertia(p), p.steering.servo_p_gain, p.steering.servo_d_gain
     poles = np.roots([j, kd, kp])
     assert servo_time_constant(p) == pytest.approx(1 / np.min(np.abs(poles.real)), rel=1e-9)
+    assert servo_time_constant(p.with_values(servo_model='first_order',
+                                             servo_time_constant=0.07)) == 0.07
+    so = p.with_values(servo_model='second_order', servo_natural_frequency=20.0,
+                       servo_damping_ratio=0.8)
+    assert servo_time_constant(so) == pytest.approx(2 * 0.8 / 20.0)   # mean delay 2 zeta / wn
+
+
+def test_servo_preroll_follows_the_first_order_exponential_and_the_slew_limit():
+    dt, tau = 0.002, 0.05
+    p = load_vehicle_params().with_values(servo_model='first_order', servo_time_constant=tau,
+                                          max_steering_rate=100.0)
+    # zero-order hold: sample k acts over [k dt, (k + 1) dt]; the state at the last sample has
+    # seen the 0.1 rad target for 100 steps
+    targets = np.r_[np.zeros(1), np.full(101, 0.1)][None]
+    got = _servo_preroll(targets, [p], 1, dt)[0]
+    assert got == pytest.approx(0.1 * (1 - math.exp(-100 * dt / tau)), rel=1e-9)
+    slow = p.with_values(max_steering_rate=0.25)               # ramp at 0.25 rad/s for 0.2 s
+    assert _servo_preroll(targets, [slow], 1, dt)[0] == pytest.approx(0.25 * 100 * dt, rel=1e-9)
+    so = p.with_values(servo_model='second_order', servo_natural_frequency=30.0,
+                       servo_damping_ratio=1.0)
+    t = 100 * dt                                               # critically damped step
+    exact = 0.1 * (1 - (1 + 30.0 * t) * math.exp(-30.0 * t))
+    assert _servo_preroll(targets, [so], 1, dt)[0] == pytest.approx(exact, abs=2e-4)
+
+
+def test_normalised_map_equals_the_engine_map():
+    from rc_sim_engine.servo_models import steering_map
+
+    p = load_vehicle_params().with_values(steering_offset=-0.014, steering_gain_left=0.33,
+                                          steering_gain_right=0.39, steering_curvature_left=1.3,
+                                          steering_curvature_right=0.0)
+    s = np.linspace(-1.2, 1.2, 97)
+    np.testing.assert_allclose(normalised_map(s, p), steering_map(s, p), atol=1e-15)
 
 
 def _dataset(duration=5.2, rate=50.0):
+    """A straight line at 1 m/s along x; steering command 0.1 then 0.2 rad from t = 2 s."""
     t = np.arange(0.0, duration + 1e-9, 1 / rate)
     one = np.ones_like(t)
     return Dataset(name='d', t=t, x=t, y=0 * t, yaw=0 * t, vx=one, vy=0 * t, yaw_rate=0 * t,
                    wheel_speed=np.full_like(t, np.nan), t_cmd=np.array([0.0, 2.0]),
-                   steering_cmd=np.array([0.1, 0.2]), wheel_speed_cmd=np.array([20.0, 30.0]))
+                   steering_cmd=np.array([0.1, 0.2]), wheel_speed_cmd=np.array([20.0, 30.0]),
+                   drive_cmd=np.array([20.0, 30.0]), pose_x=t, pose_y=0 * t, pose_yaw=0 * t,
+                   track=make_pose_track(t, t, 0 * t, 0 * t),
+                   raw_track=make_pose_track(t, t, 0 * t, 0 * t))
 
 
-def test_windows_start_from_the_measurements_and_carry_the_command_history():
-    win = make_windows([_dataset()], 2.0, lookback=0.1, command_dt=0.01)
-    assert win.n == 2 and win.t_rel.size == 101
-    np.testing.assert_allclose(win.t0, [0.0, 2.0])
-    np.testing.assert_allclose(win.x0['x'], [0.0, 2.0])
-    np.testing.assert_allclose(win.meas['x'][1], win.t_rel + 2.0)
+def test_windows_follow_the_protocol_and_carry_the_command_history():
+    win = build_windows([_dataset()], 2.0, lookback=0.1, dt=0.01)
+    # windows 0 (no valid state at the first sample) is skipped, window 1 starts at t = 2 s
+    assert win.index.tolist() == [1] and win.skipped[0]['state'] == [0]
+    assert win.start[0] == pytest.approx(2.0)
+    assert win.x0[0] == pytest.approx(2.0) and win.vx0[0] == pytest.approx(1.0)
+    s = win.sample_window == 0
+    np.testing.assert_allclose(win.x[s], win.start[0] + win.tau[s])   # raw measured positions
+    np.testing.assert_allclose(win.vx[s][2:-2], 1.0)                  # local-fit speed
+    assert win.first[s][0] and not win.first[s][1:].any()
     assert win.t_cmd[0] == pytest.approx(-0.1) and 0.0 in win.t_cmd
-    # the second window's history before its start holds the first command
-    before = win.t_cmd < 0
-    np.testing.assert_allclose(win.steering_cmd[1][before], 0.1)
-    np.testing.assert_allclose(win.steering_cmd[1][~before], 0.2)
-    assert not win.masks()['wheel_speed'].any()
+    before = win.t_cmd < -1e-12
+    np.testing.assert_allclose(win.steering_cmd[0][before], 0.1)      # history: first command
+    np.testing.assert_allclose(win.steering_cmd[0][~before], 0.2)
 
 
 def test_too_short_data():
     with pytest.raises(CalibrationError, match='no 10 s window'):
-        make_windows([_dataset()], 10.0, lookback=0.1, command_dt=0.01)
+        build_windows([_dataset()], 10.0, lookback=0.1, dt=0.01)
 
 
 def _problem(prior: bool):
-    from rc_sim_calibration.fit import Problem
+    from rc_sim_calibration.problem import Problem
     from rc_sim_calibration.settings import FreeParameter, load_fit_settings
 
-    base = load_vehicle_params()
+    base = load_vehicle_params().with_values(servo_model='first_order',
+                                             drive_model='first_order')
     free = [FreeParameter('cornering_stiffness_front', base.tyres.cornering_stiffness_front,
                           20.0, 500.0),  # spans > 3x: searched in log coordinates
             FreeParameter('steering_offset', 0.0, -0.05, 0.05,
                           *((0.01, 0.02) if prior else (None, None)))]
     settings = load_fit_settings(free=[f.name for f in free])
-    win = make_windows([_dataset()], 2.0, lookback=0.1, command_dt=settings.dt)
+    win = build_windows([_dataset(8.2)], 2.0, lookback=0.5, dt=settings.dt)
     return Problem(base, free, win, settings)
 
 
@@ -104,13 +148,29 @@ def test_search_coordinates_log_and_linear_and_their_derivative():
 
 
 def test_gaussian_prior_adds_its_squared_z_score_over_n():
-    """MAP form: J_prior = J + ((theta - mu) / sigma)^2 / N, N = valid samples of a channel."""
+    """MAP form: J_prior = J + ((theta - mu) / sigma)^2 / N, N = scored samples of a channel."""
+    from rc_sim_calibration.problem import sample_masks
+
     u = np.array([[0.4, 0.9]])
     plain, with_prior = _problem(prior=False), _problem(prior=True)
     offset = float(with_prior.to_values(u)[0, 1])
-    n = max(int(m.sum()) for ch, m in with_prior.masks.items()
+    n = max(int(m.sum()) for ch, m in sample_masks(with_prior.win).items()
             if with_prior.settings.cost.weight(ch) > 0)
     extra = with_prior.cost(u) - plain.cost(u)
     assert extra[0] == pytest.approx(((offset - 0.01) / 0.02) ** 2 / n, rel=1e-9)
     r_plain, r_prior = plain.residuals(u), with_prior.residuals(u)
     assert np.sum(r_prior ** 2) - np.sum(r_plain ** 2) == pytest.approx(extra[0], rel=1e-6)
+
+
+def test_robust_weights_are_cauchy_weights_of_the_window_costs():
+    problem = _problem(prior=False)
+    values = problem.to_values(np.array([0.5, 0.9]))
+    c = problem.window_costs(values)
+    w = problem.set_robust_weights(values, spread=3.0)
+    med = np.median(c[c > 0])
+    np.testing.assert_allclose(w, 1.0 / (1.0 + c / (3.0 * med)), rtol=1e-12)
+    # the weighted cost is the weighted sum of the window costs (MSE form, no prior)
+    n = problem.win.scored().sum()
+    counts = np.bincount(problem.win.sample_window, minlength=problem.win.n)
+    assert problem.cost(np.array([[0.5, 0.9]]))[0] == pytest.approx(
+        float(np.sum(w * c * counts)) / n, rel=1e-6)

@@ -98,21 +98,40 @@ def test_dart_dataset_keeps_kinds_deadman_and_measured_pose():
     assert np.hypot(ds.pose_x - ds.x, ds.pose_y - ds.y).mean() == pytest.approx(
         np.hypot(0.115, 0.01), abs=1e-6)
     assert np.isfinite(ds.wheel_speed).mean() > 0.9  # encoder speed, m/s -> rad/s
-    with pytest.raises(CalibrationError, match="steering kind 'normalised' is not supported by "
-                       'the fit yet'):
-        ds.commands_at(ds.t)
+    assert ds.offset_known and ds.offset_source == 'recording pose.offset'
+    steer, duty = ds.commands_at(ds.t)               # normalised steering, duty x deadman
+    assert set(np.unique(np.round(steer, 2))) <= {-0.67, -0.47, -0.02, 0.01, 0.91, 0.0}
+    off = ds.enabled_at(ds.t) == 0
+    assert off.any() and np.all(duty[off] == 0.0) and 0.44 <= duty[~off].max() <= 0.5
 
 
 @needs_data
-def test_fit_refuses_unsupported_kinds_in_one_line(capsys, tmp_path):
+def test_dart_replay_csv_is_what_the_evaluator_scores(capsys, tmp_path):
+    """Normalised steering + throttle + deadman, the Vicon marker's offset: the protocol CSV of
+    rcsim replay is read back by the independent evaluator."""
+    import importlib
+    import json
+    import sys
+
     from rc_sim_engine.cli import main
 
-    code = main(['fit', '--bag', str(ROOT / 'dart/4_sept_random_driving_fast.bag'),
-                 '--recording', str(DOCS / 'dart_fast.yaml'), '--out',
-                 str(tmp_path / 'c.yaml'), '--budget', '4'])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count('\n') == 1 and 'not supported by the fit yet' in err
-    assert not (tmp_path / 'c.yaml').exists()
+    here = Path(__file__).resolve().parents[2] / 'benchmarks' / 'realdata'
+    sys.path.insert(0, str(here))
+    ev = importlib.import_module('evaluate_predictions')
+    bag, rec = ROOT / 'dart/4_sept_random_driving_fast.bag', DOCS / 'dart_fast.yaml'
+    car = tmp_path / 'dart.yaml'
+    car.write_text('geometry: {wheelbase: 0.1735, cg_to_front_axle: 0.0805}\n'
+                   'mass_properties: {mass: 1.58, yaw_inertia: 0.00481}\n')
+    out = tmp_path / 'pred.csv'
+    assert main(['replay', '--bag', str(bag), '--recording', str(rec), '--params', str(car),
+                 '--horizon', '1', '--out', str(out)]) == 0
+    captured = capsys.readouterr()
+    metrics = json.loads(captured.out)
+    assert 'drive_model throttle replays them' in captured.err  # the nominal car had pd_joint
+    score = ev.evaluate_files(bag, rec, out, 1.0)
+    assert score.windows == metrics['windows'] == 25
+    assert score.pos_rmse == pytest.approx(metrics['position_rmse_m'], rel=1e-6)
+    assert score.yaw_rate_rmse == pytest.approx(metrics['yaw_rate_rmse_radps'], rel=1e-6)
 
 
 @needs_data

@@ -11,30 +11,70 @@ from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.cli import main as rcsim
 
 
-def test_replay_writes_the_prediction_and_prints_metrics(synthetic, tmp_path, capsys):
+def _evaluator():
+    """The independent evaluator (benchmarks/realdata/evaluate_predictions.py)."""
+    import importlib
+    from pathlib import Path
+    import sys
+
+    here = Path(__file__).resolve().parents[2] / 'benchmarks' / 'realdata'
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    return importlib.import_module('evaluate_predictions')
+
+
+SYNTHETIC_RECORDING = """steering: {topic: /steering_angle, kind: angle}
+drive: {topic: /rear_wheel_speed, kind: wheel_speed}
+pose: {topic: /odom}
+"""
+
+
+def test_replay_writes_the_protocol_csv_that_the_evaluator_scores(synthetic, tmp_path, capsys):
+    """rcsim replay --horizon: CSV rows at every pose stamp of the used windows; the independent
+    evaluator reads it back and finds the RMSEs the replay printed."""
+    ev = _evaluator()
     bag = synthetic['bags']['circle']
+    rec = tmp_path / 'rec.yaml'
+    rec.write_text(SYNTHETIC_RECORDING)
     results = {}
     for label, extra in (('truth', ['--params', str(synthetic['truth_yaml'])]),
                          ('nominal', [])):
         out = tmp_path / f'{label}.csv'
-        assert rcsim(['replay', '--bag', str(bag), '--out', str(out), *extra]) == 0
+        assert rcsim(['replay', '--bag', str(bag), '--recording', str(rec), '--horizon', '1',
+                      '--out', str(out), *extra]) == 0
         captured = capsys.readouterr()
-        results[label] = json.loads(captured.out)  # stdout stays pure JSON
-        assert captured.err == f'wrote {out}\n'  # UX review: say where the CSV went
+        metrics = json.loads(captured.out)  # stdout stays pure JSON
+        assert captured.err.endswith(f'wrote {out}\n')  # say where the CSV went
         lines = out.read_text().splitlines()
-        assert lines[0] == 't,x,y,yaw,vx,vy,yaw_rate'
+        assert lines[0] == 'window,t,x,y,yaw,vx,vy,yaw_rate'
         table = np.loadtxt(out, delimiter=',', skiprows=1)
-        assert table.shape[1] == 7 and np.all(np.isfinite(table))
-        # t from the bag's first message: the bag starts with 1 s at rest, trimmed to 0.5 s
-        assert table[0, 0] == pytest.approx(0.5, abs=0.05)
-        assert np.all(np.diff(table[:, 0]) > 0)
+        assert table.shape[1] == 8 and np.all(np.isfinite(table))
+        assert table[0, 1] > 1.6e9           # header-stamp clock, float seconds
+        score = ev.evaluate_files(bag, rec, out, 1.0)
+        assert score.windows == metrics['windows'] and score.samples == metrics['samples']
+        assert score.pos_rmse == pytest.approx(metrics['position_rmse_m'], rel=1e-4)
+        # the yaw-rate truth is a local fit over |t - t_i| <= 0.1 s; on this perfectly regular
+        # 100 Hz stream the samples at exactly 0.1 s are in or out by float rounding (the
+        # evaluator uses absolute stamps, the replay times from the bag start)
+        assert score.yaw_rate_rmse == pytest.approx(metrics['yaw_rate_rmse_radps'], rel=0.05)
+        results[label] = metrics
     truth, nominal = results['truth'], results['nominal']
     assert truth['bag'] == str(bag)
     # the hidden parameters reproduce the data to the noise level, the nominal ones do not
-    assert truth['windowed']['yaw_rate_rmse_radps'] < 0.03
-    assert nominal['windowed']['yaw_rate_rmse_radps'] > 3 * truth['windowed'][
-        'yaw_rate_rmse_radps']
-    assert truth['open_loop']['position_rmse_m'] < nominal['open_loop']['position_rmse_m']
+    assert truth['yaw_rate_rmse_radps'] < 0.03
+    assert nominal['yaw_rate_rmse_radps'] > 3 * truth['yaw_rate_rmse_radps']
+    assert truth['position_rmse_m'] < nominal['position_rmse_m']
+
+
+def test_replay_refuses_a_bad_horizon_and_offset(synthetic, tmp_path, capsys):
+    bag = str(synthetic['bags']['circle'])
+    for extra, match in ((['--horizon', '0'], '--horizon'),
+                         (['--odom-offset', '0.1'], '--odom-offset'),
+                         (['--odom-offset', 'a,b'], '--odom-offset')):
+        assert rcsim(['replay', '--bag', bag, '--out', str(tmp_path / 'p.csv'), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1 and match in err
+    assert not (tmp_path / 'p.csv').exists()
 
 
 def test_protocol_files_play_in_both_worlds(tmp_path, capsys):

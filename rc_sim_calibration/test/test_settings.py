@@ -18,17 +18,55 @@ def base():
     return load_vehicle_params()
 
 
-def test_default_free_set_resolves_around_the_base_values(base):
+def test_default_free_set_follows_the_commands_and_the_structures(base):
+    from rc_sim_calibration.fit import candidates
+
     s = load_fit_settings()
-    free = {f.name: f for f in resolve_free(s, base)}
-    assert 'steering_gain' in free and 'command_latency' in free
-    assert 'mass' not in free and 'wheelbase' not in free  # measured on a typical car
+    assert s.free_auto and s.servo_models == ('first_order', 'second_order')
+    assert s.delay_options == (True, False)
+    cands = candidates(s, ('angle', 'wheel_speed'), base, fit_offset=False)
+    assert len(cands) == 4
+    first = cands[0]
+    assert first.structure == {'servo_model': 'first_order', 'drive_model': 'first_order'}
+    for name in ('steering_gain', 'steering_offset', 'command_latency', 'servo_time_constant',
+                 'effective_wheel_radius', 'drive_time_constant', 'cornering_stiffness_front'):
+        assert name in first.names
+    assert 'mass' not in first.names and 'wheelbase' not in first.names  # measured
+    no_delay = cands[1]
+    assert 'command_latency' not in no_delay.names
+    assert no_delay.structure['command_latency'] == 0.0
+    assert 'servo_natural_frequency' in cands[2].names
+    free = {f.name: f for f in resolve_free(s, base, first.names)}
     cf = free['cornering_stiffness_front']
     v0 = base.tyres.cornering_stiffness_front
-    assert (cf.start, cf.lower, cf.upper) == (v0, pytest.approx(0.25 * v0), pytest.approx(4 * v0))
-    off = free['steering_offset']
-    assert (off.lower, off.upper) == (base.steering.steering_offset - 0.1,
-                                      base.steering.steering_offset + 0.1)
+    assert (cf.start, cf.lower, cf.upper) == (v0, pytest.approx(0.2 * v0), pytest.approx(5 * v0))
+    assert free['effective_wheel_radius'].start == base.geometry.wheel_radius  # null -> caliper
+    assert free['command_latency'].lower == 0.0                             # a physical limit
+    throttle = candidates(s, ('normalised', 'throttle'), base, fit_offset=True)[0]
+    for name in ('steering_gain_left', 'steering_curvature_right', 'motor_force_gain',
+                 'throttle_dead_band', 'pose_offset_x', 'pose_offset_yaw'):
+        assert name in throttle.names
+    assert throttle.structure['drive_model'] == 'throttle' and 'steering_gain' not in \
+        throttle.names
+
+
+def test_start_values_are_clipped_into_the_bounds_and_centre_relative_priors(base):
+    s = load_fit_settings(free=['max_steering_rate', 'steering_offset'])
+    free = resolve_free(s, base, start={'max_steering_rate': 100.0, 'steering_offset': 0.02})
+    v0 = base.steering.max_steering_rate
+    assert free[0].start == pytest.approx(5.0 * v0) and free[0].prior_mean == free[0].start
+    assert free[1].start == 0.02
+
+
+def test_structure_settings_are_checked(tmp_path):
+    for text, match in (('structures: {servo: [pd_joint]}', 'structures.servo'),
+                        ('structures: {delay: [maybe]}', 'structures.delay'),
+                        ('structures: {holdout_every: 1}', 'holdout_every'),
+                        ('verdict: {worse_tolerance: 2}', 'worse_tolerance')):
+        cfg = tmp_path / 'fit.yaml'
+        cfg.write_text(text)
+        with pytest.raises(CalibrationError, match=match):
+            load_fit_settings(cfg)
 
 
 def test_user_yaml_merges_over_defaults(tmp_path, base):
