@@ -31,6 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'rc_sim_calibration
 
 import refcars  # noqa: E402
 
+#: what `rcsim inspect --write-recording` proposes for a normalised-servo + ESC car's bag
+RECORDING_NORMALISED = '''steering: {topic: /steering_norm, kind: normalised}
+drive: {topic: /throttle, kind: throttle}
+enable: {topic: /safety_value}
+pose: {topic: /odom}
+'''
 BOUNDS = {'ratio': 0.40, 'latency': 0.015, 'gain': 0.04, 'trim': 0.005, 'radius': 0.015}
 
 
@@ -69,9 +75,13 @@ def evaluate_car(name: str, seed: int, root: Path) -> dict[str, Any]:
     truth = car.truth()
     measured = out / 'measured.yaml'
     cal = out / 'calibrated.yaml'
+    rec: list[str] = []
+    if truth['default_interface'] == 'normalised_throttle':  # no default topic names for these
+        (out / 'recording.yaml').write_text(RECORDING_NORMALISED)
+        rec = ['--recording', str(out / 'recording.yaml')]
     t0, c0 = time.perf_counter(), time.process_time()
     code, text = _rcsim(['fit', '--bag', *map(str, train), '--validate', *map(str, held),
-                         '--params', str(measured), '--out', str(cal), '--force'])
+                         '--params', str(measured), '--out', str(cal), '--force', *rec])
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     row: dict[str, Any] = {'car': name, 'seed': seed, 'exit': code, 'wall_s': wall,
                            'cpu_s': cpu}
@@ -89,7 +99,7 @@ def evaluate_car(name: str, seed: int, root: Path) -> dict[str, Any]:
                     str(out / f'{bag.name}_{label}.csv'), '--force']
             for p in params:
                 argv += ['--params', p]
-            code_r, js = _rcsim(argv + (extra if label == 'calibrated' else []))
+            code_r, js = _rcsim(argv + rec + (extra if label == 'calibrated' else []))
             rm[label] = json.loads(js)['yaw_rate_rmse_radps'] if code_r == 0 else float('nan')
         ratios.append(rm['calibrated'] / rm['nominal'])
     row['ratios'] = ratios

@@ -120,8 +120,8 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
         return [Candidate('as given', {}, names)]
     drive = 'throttle' if kinds[1] == 'throttle' else 'first_order'
     out = []
-    for servo in settings.servo_models:
-        for delay in settings.delay_options:
+    for delay in settings.delay_options:           # delayed ones first: they warm-start the rest
+        for servo in settings.servo_models:
             structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive}
             if not delay:
                 structure['command_latency'] = 0.0
@@ -131,9 +131,35 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
     return out
 
 
-def _start_for(cand: Candidate, stage: StageResult, stage0: StageResult | None
-               ) -> dict[str, float]:
-    """Start values of a candidate: the stage with (or without) a delay, servo converted."""
+def _warm_start(cand: Candidate, done: dict[tuple[str, bool], dict[str, float]]
+                ) -> dict[str, float] | None:
+    """Start values of a candidate from a fitted related one (every other value carried over):
+    the second-order servo from the first-order one with the same mean delay (2 zeta / wn =
+    tau, zeta 0.7); a structure without delay from its delayed twin, the delay added to the
+    servo's mean lag. None when no related candidate was fitted yet."""
+    servo = cand.structure.get('servo_model', '')
+    delay = cand.structure.get('command_latency') != 0.0
+    if delay and servo == 'second_order' and ('first_order', True) in done:
+        start = dict(done[('first_order', True)])
+        tau = start.pop('servo_time_constant', 0.05)
+        return {**start, 'servo_damping_ratio': 0.7,
+                'servo_natural_frequency': 1.4 / max(tau, 0.005)}
+    if not delay and (servo, True) in done:
+        start = dict(done[(servo, True)])
+        lat = start.pop('command_latency', 0.0)
+        if servo == 'first_order':
+            start['servo_time_constant'] = start.get('servo_time_constant', 0.05) + lat
+        else:
+            zeta = start.get('servo_damping_ratio', 0.7)
+            mean = 2.0 * zeta / start.get('servo_natural_frequency', 28.0) + lat
+            start['servo_natural_frequency'] = 2.0 * zeta / max(mean, 0.005)
+        return start
+    return None
+
+
+def _stage_start(cand: Candidate, stage: StageResult, stage0: StageResult | None
+                 ) -> dict[str, float]:
+    """Start values from the staged identification (with or without a delay)."""
     src = stage0 if cand.structure.get('command_latency') == 0.0 and stage0 else stage
     start = dict(src.values)
     if cand.structure.get('servo_model') == 'second_order':
@@ -269,30 +295,42 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     fit_win = all_win.subset(~holdout) if holdout.any() else all_win
     sel_win = all_win.subset(holdout) if holdout.any() else all_win
 
-    needs_delay_stage = any(c.structure.get('command_latency') == 0.0 for c in cands)
     stage = initial_values(train, nominal, fit_offset=fit_offset)
     stage0 = initial_values(train, nominal, fit_offset=fit_offset, fixed_latency=0.0) \
-        if needs_delay_stage else None
+        if all(c.structure.get('command_latency') == 0.0 for c in cands) else None
     rng = np.random.default_rng(settings.seed)
     scores: list[CandidateScore] = []
-    for cand in cands:
-        cbase = nominal.with_values(**cand.structure) if cand.structure else nominal
-        free = resolve_free(settings, cbase, cand.names, _start_for(cand, stage, stage0),
-                            offset0)
-        problem = Problem(cbase, free, fit_win, settings, offset0)
-        if len(cands) > 1 and settings.stage_budget > 0:
-            nfev = max(2, settings.stage_budget // (len(free) + 1))
-            res, _, _ = polish(problem.residuals, problem.start_unit, max_nfev=nfev,
-                               progress=tick)
-            u = res.u
-        else:
-            u = problem.start_unit
+    done: dict[tuple[str, bool], dict[str, float]] = {}
+    several = len(cands) > 1 and settings.stage_budget > 0
+
+    def score(i: int, cand: Candidate, problem: Problem, u: Array) -> CandidateScore:
         values = problem.to_values(u)
+        done[(cand.structure.get('servo_model', ''),
+              cand.structure.get('command_latency') != 0.0)] = dict(zip(problem.names, values))
         sel_cost = float(problem.cost_of(values[None], sel_win, settings.cost)[0]) \
             if len(cands) > 1 else math.nan
         rm = {k: float(v[0]) for k, v in channel_rmse(problem.errors(values[None], sel_win),
                                                       sel_win).items()}
-        scores.append(CandidateScore(cand, values, sel_cost, rm, problem, u))
+        return CandidateScore(cand, values, sel_cost, rm, problem, u)
+
+    # round 1: every candidate from the staged (or a related candidate's) start
+    for i, cand in enumerate(cands):
+        cbase = nominal.with_values(**cand.structure) if cand.structure else nominal
+        start = _warm_start(cand, done) or _stage_start(cand, stage, stage0)
+        free = resolve_free(settings, cbase, cand.names, start, offset0)
+        problem = Problem(cbase, free, fit_win, settings, offset0)
+        u = problem.start_unit
+        if several:
+            nfev = max(2, settings.stage_budget // (len(free) + 1))
+            u = polish(problem.residuals, u, max_nfev=nfev, progress=tick)[0].u
+        scores.append(score(i, cand, problem, u))
+    # round 2 (successive halving): the best two continue
+    if several and len(cands) > 2:
+        for i in list(np.argsort([s.cost for s in scores]))[:2]:
+            sc = scores[i]
+            nfev = max(2, 2 * settings.stage_budget // (len(sc.problem.free) + 1))
+            u = polish(sc.problem.residuals, sc.u, max_nfev=nfev, progress=tick)[0].u
+            scores[i] = score(i, sc.candidate, sc.problem, u)
     chosen = int(np.nanargmin([s.cost for s in scores])) if len(scores) > 1 else 0
     best = scores[chosen]
     problem = best.problem
