@@ -86,8 +86,8 @@ class Candidate:
     names: tuple[str, ...]
 
 
-def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
-               ) -> tuple[str, ...]:
+def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool,
+               tyre_model: str) -> tuple[str, ...]:
     steer_kind, drive_kind = kinds
     names = ['steering_offset']
     names += (['steering_gain_left', 'steering_gain_right', 'steering_curvature_left',
@@ -98,6 +98,8 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
     if delay:
         names.append('command_latency')
     names += ['cornering_stiffness_front', 'cornering_stiffness_rear', 'yaw_inertia']
+    if tyre_model == 'fiala':
+        names.append('mu2')                          # lateral friction: where the tyres saturate
     if drive_kind == 'throttle':
         names += ['motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
                   'viscous_resistance', 'drag_coefficient', 'throttle_dead_band',
@@ -119,15 +121,18 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
             names += tuple(n for n in OFFSET_NAMES if n not in names)
         return [Candidate('as given', {}, names)]
     drive = 'throttle' if kinds[1] == 'throttle' else 'first_order'
+    tyres = settings.tyre_model or base.tyres.tyre_model
     out = []
     for delay in settings.delay_options:           # delayed ones first: they warm-start the rest
         for servo in settings.servo_models:
-            structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive}
+            structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive,
+                                         'tyre_model': tyres}
             if not delay:
                 structure['command_latency'] = 0.0
             label = f'servo {servo.replace("_", "-")}, {"delay" if delay else "no delay"}, ' \
                 f'drive {"throttle" if drive == "throttle" else "speed-loop ESC"}'
-            out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset)))
+            out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset,
+                                                              tyres)))
     return out
 
 

@@ -150,11 +150,18 @@ class Problem:
         return errs
 
     def _prior(self, values: Array) -> Array:
+        """Prior z-scores ((theta - mu) / sigma), scaled by sqrt(N / W) so that the cost adds
+        sum z^2 / W: the samples of one window share one smooth model error, so the number of
+        windows W, not the number of samples N, counts the independent observations (the
+        cost module divides the prior term by N)."""
         if not self.prior_idx.size:
             return np.zeros((values.shape[0], 0))
         mu = np.array([self.free[i].prior_mean for i in self.prior_idx], dtype=float)
         sd = np.array([self.free[i].prior_std for i in self.prior_idx], dtype=float)
-        return np.asarray((values[:, self.prior_idx] - mu) / sd)
+        masks = sample_masks(self.win)
+        n = max(int(m.sum()) for ch, m in masks.items() if self.settings.cost.weight(ch) > 0)
+        scale = np.sqrt(max(n, 1) / max(self.win.n, 1))
+        return np.asarray((values[:, self.prior_idx] - mu) / sd * scale)
 
     def _shaped(self, errs: dict[str, Array], win: FitWindows
                 ) -> tuple[dict[str, Array], dict[str, Array]]:

@@ -90,6 +90,7 @@ class FitSettings:
     stage_budget: int = 300
     load_transfer: bool = True
     robust: bool = True
+    tyre_model: str | None = 'fiala'
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
         load_transfer=bool(_get({'load_transfer': sim.get('load_transfer', True)},
                                 'load_transfer', bool, f'{where}: simulation')),
         robust=bool(_get({'robust': cost.get('robust', True)}, 'robust', bool,
-                         f'{where}: cost')))
+                         f'{where}: cost')),
+        tyre_model=_tyre_model(sim.get('tyre_model', 'fiala'), where))
     if not settings.horizon > 0:
         raise CalibrationError(f'{where}: cost.horizon: must be > 0 s, got {settings.horizon}')
     if not 0 < settings.dt <= 0.05:
@@ -233,6 +235,13 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
         raise CalibrationError(f'{where}: optimizer.sigma0: must be in (0, 1], got '
                                f'{settings.sigma0}')
     return settings
+
+
+def _tyre_model(value: Any, where: str) -> str | None:
+    if value is None or value in ('linear', 'fiala', 'pacejka'):
+        return value  # type: ignore[no-any-return]
+    raise CalibrationError(f'{where}: simulation.tyre_model: linear, fiala, pacejka or null (the '
+                           f'base parameters\' model), got {value!r}')
 
 
 def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -368,7 +377,8 @@ def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str
             if not isinstance(prior, dict):
                 raise CalibrationError(f'{pw}: must be {{mean, std}} or {{relative_std}}')
             if 'relative_std' in prior:
-                mean, std = s0, _get(prior, 'relative_std', float, pw) * abs(s0 or v0)
+                mean = s0
+                std = _get(prior, 'relative_std', float, pw) * max(abs(s0), abs(v0))
             else:
                 mean, std = _get(prior, 'mean', float, pw), _get(prior, 'std', float, pw)
             if not std > 0:
