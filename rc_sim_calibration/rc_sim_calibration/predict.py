@@ -62,20 +62,25 @@ def delayed_commands(commands: Array, latency: Array, dt: float, n_back: int) ->
     With m = floor(L / dt) and a = L / dt - m, ``out[j] = (1 - a) c[j - m] + a c[j - m - 1]``:
     the pure delay of the engine, except that a step edge is spread linearly over one physics
     step, which makes the cost continuous in L. Samples before the lookback take the first
-    command.
+    command. Rows sharing a latency (a candidate's windows) are shifted together by slicing.
     """
     n, c = commands.shape
-    steps = np.asarray(latency, dtype=float) / dt
-    m = np.floor(steps).astype(int)
-    if int(m.max(initial=0)) + 1 > n_back:
+    latency = np.asarray(latency, dtype=float)
+    steps = latency / dt
+    m_all = np.floor(steps).astype(int)
+    if int(m_all.max(initial=0)) + 1 > n_back:
         raise CalibrationError(f'command latency {float(np.max(latency)):.3g} s exceeds the '
                                f'lookback of {n_back * dt:.3g} s')
-    a = (steps - m)[:, None]
-    j = np.arange(c)[None, :]
-    lo = np.clip(j - m[:, None], 0, c - 1)
-    lo2 = np.clip(j - m[:, None] - 1, 0, c - 1)
-    rows = np.arange(n)[:, None]
-    return np.asarray((1.0 - a) * commands[rows, lo] + a * commands[rows, lo2])
+    out = np.empty_like(commands, dtype=float)
+    for value in np.unique(latency):
+        rows = np.flatnonzero(latency == value)
+        block = commands[rows]
+        m = int(np.floor(value / dt))
+        a = value / dt - m
+        padded = np.concatenate([np.repeat(block[:, :1], m + 1, axis=1), block], axis=1)
+        shifted = padded[:, 1:c + 1]                 # c[j - m]
+        out[rows] = shifted if a == 0.0 else (1.0 - a) * shifted + a * padded[:, :c]
+    return out
 
 
 def first_order_final(u: Array, tau: Array, dt: float) -> Array:
@@ -139,11 +144,21 @@ def steering_targets(commands: Array, p: VehicleParams, kind: str) -> Array:
 
 def _servo_preroll(targets: Array, params: Sequence[VehicleParams], w: int, dt: float) -> Array:
     """Servo output at the end of the target history (P*W, C): each set's servo, started settled
-    on the first target (dead band and backlash left out)."""
-    n = targets.shape[0]
-    tau = np.repeat([max(servo_time_constant(p), 1e-4) for p in params], w)
+    on the target 8 mean lags (at least 0.1 s) before the end, dead band and backlash left out.
+    First order: the exact lag when the slew limit is never reached, else stepped with it;
+    second order: semi-implicit steps (rate clamped)."""
+    n, c = targets.shape
+    mean_lag = [max(servo_time_constant(p), 1e-4) for p in params]
+    span = min(c, max(round(8.0 * max(mean_lag) / dt), round(0.1 / dt)) + 1)
+    targets = targets[:, c - span:]
+    tau = np.repeat(mean_lag, w)
     rate = np.repeat([p.steering.max_steering_rate for p in params], w) * dt
     second = np.repeat([p.steering.servo_model == 'second_order' for p in params], w)
+    if not second.any():
+        exact = first_order_final(targets, tau, dt)
+        gain = 1.0 - np.exp(-dt / tau)
+        if np.all((targets.max(axis=1) - targets.min(axis=1)) * gain <= rate):
+            return exact                   # |target - output| <= range: it never slews
     wn = np.repeat([p.steering.servo_natural_frequency for p in params], w)
     zeta = np.repeat([p.steering.servo_damping_ratio for p in params], w)
     gain = 1.0 - np.exp(-dt / tau)

@@ -174,9 +174,18 @@ class Problem:
         for ch, e in errs.items():
             key = 'position' if ch == 'position_xy' else ch
             m = masks[key] if ch != 'position_xy' else masks['position'][:, None]
-            s = scale if ch != 'position_xy' else scale[:, None]
+            s = scale * self.noise_factor(key, win)
+            if ch == 'position_xy':
+                s = s[:, None]
             out[ch] = np.where(m[None], e * s, 0.0)[:, None]
         return out, {ch: m[None] for ch, m in masks.items()}
+
+    def noise_factor(self, channel: str, win: FitWindows) -> Array:
+        """Per-sample factor s / sqrt(s^2 + sigma^2): the channel's cost scale s against the
+        truth's own noise sigma (:func:`rc_sim_calibration.windows.truth_noise`)."""
+        s = self.settings.cost.scale(channel)
+        sigma = win.noise_of(channel)
+        return np.asarray(s / np.sqrt(s * s + sigma * sigma))
 
     def window_costs(self, values: Array) -> Array:
         """Mean normalised squared error of each fit window (W,) for one parameter set."""
@@ -189,7 +198,8 @@ class Problem:
             w = cfg.weight(ch)
             if w <= 0:
                 continue
-            e2 = np.where(m, np.nan_to_num(errs[ch][0]) ** 2, 0.0) * w / cfg.scale(ch) ** 2
+            f = self.noise_factor(ch, self.win)
+            e2 = np.where(m, np.nan_to_num(errs[ch][0] * f) ** 2, 0.0) * w / cfg.scale(ch) ** 2
             total += np.bincount(self.win.sample_window, e2, minlength=self.win.n) / count
         return total
 

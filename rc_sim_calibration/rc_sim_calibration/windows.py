@@ -76,6 +76,7 @@ class FitWindows:
     offsets: tuple[tuple[float, float, float], ...]
     start_ns: tuple[int, ...]
     skipped: tuple[dict[str, list[int]], ...]
+    noise: tuple[dict[str, float], ...] = ()
 
     @property
     def n(self) -> int:
@@ -105,7 +106,15 @@ class FitWindows:
                           t_cmd=self.t_cmd, steering_kind=self.steering_kind,
                           drive_kind=self.drive_kind, names=self.names,
                           offset_known=self.offset_known, offsets=self.offsets,
-                          start_ns=self.start_ns, skipped=self.skipped, **per_w, **per_s)
+                          start_ns=self.start_ns, skipped=self.skipped, noise=self.noise,
+                          **per_w, **per_s)
+
+    def noise_of(self, channel: str) -> Array:
+        """Per-sample noise level (S,) of a channel's truth (0 when not estimated)."""
+        if not self.noise:
+            return np.zeros(self.tau.size)
+        per_bag = np.array([n.get(channel, 0.0) for n in self.noise])
+        return np.asarray(per_bag[self.bag[self.sample_window]])
 
     def of_bag(self, b: int) -> FitWindows:
         """The windows of dataset ``b``."""
@@ -122,6 +131,32 @@ def _truth(track: PoseTrack) -> tuple[Array, Array, Array, Array]:
     vx = c * slope[:, 0] + s * slope[:, 1]
     vy = -s * slope[:, 0] + c * slope[:, 1]
     return vx, vy, slope[:, 2], valid
+
+
+def truth_noise(track: PoseTrack) -> dict[str, float]:
+    """Noise levels of the truth channels of a pose stream: the robust standard deviation
+    (1.4826 MAD) of the position and yaw residuals of the protocol's local quadratic fit, and
+    what it gives the fitted slopes (speed, yaw rate), sigma / sqrt(sum tau^2) for a symmetric
+    neighbourhood of n = 2m + 1 samples at the median interval h (sum tau^2 = h^2 m (m+1)(2m+1)/3).
+    A sensor's jitter (a particle filter's several centimetres) thereby weighs less in the cost
+    than the same error on motion-capture data."""
+    w = fit_half_width(track.t)
+    fitted, _, valid = local_quadratic_fit(track.t, np.stack([track.x, track.y, track.yaw], 1), w)
+    if valid.sum() < 10:
+        return {}
+    h = float(np.median(np.diff(track.t)))
+    m = max(int(w / h), 2)
+    n = 2 * m + 1
+    res = np.stack([track.x, track.y, track.yaw], 1)[valid] - fitted[valid]
+
+    def robust(e: Array) -> float:
+        return float(1.4826 * np.median(np.abs(e - np.median(e))) * math.sqrt(n / (n - 3)))
+
+    sp = math.hypot(robust(res[:, 0]), robust(res[:, 1])) / math.sqrt(2.0)
+    sy = robust(res[:, 2])
+    sum_tau2 = h * h * m * (m + 1) * (2 * m + 1) / 3.0
+    return {'position': sp * math.sqrt(2.0), 'yaw': sy, 'speed': sp / math.sqrt(sum_tau2),
+            'yaw_rate': sy / math.sqrt(sum_tau2)}
 
 
 def command_grid(horizon: float, lookback: float, dt: float) -> Array:
@@ -150,6 +185,7 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
                                      ('sample_window', 'tau', 'x', 'y', 'yaw', 'vx', 'vy',
                                       'yaw_rate', 'first')}
     skipped: list[dict[str, list[int]]] = []
+    noise: list[dict[str, float]] = []
     n_w = 0
     for b, ds in enumerate(datasets):
         track = ds.raw_track if raw else ds.track
@@ -160,6 +196,7 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
         except ValueError as exc:
             raise CalibrationError(f'{ds.name}: {exc}') from None
         skipped.append(win.skipped)
+        noise.append(truth_noise(track))
         if not win.index.size:
             continue
         vx_t, vy_t, r_t, valid = _truth(track)
@@ -199,4 +236,4 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
                       offset_known=tuple(ds.offset_known for ds in datasets),
                       offsets=tuple(ds.pose_offset for ds in datasets),
                       start_ns=tuple(ds.start_ns for ds in datasets),
-                      skipped=tuple(skipped), **cat)
+                      skipped=tuple(skipped), noise=tuple(noise), **cat)

@@ -147,17 +147,14 @@ def test_search_coordinates_log_and_linear_and_their_derivative():
     np.testing.assert_allclose(problem.dvalue_du(u), fd, rtol=1e-7)
 
 
-def test_gaussian_prior_adds_its_squared_z_score_over_n():
-    """MAP form: J_prior = J + ((theta - mu) / sigma)^2 / N, N = scored samples of a channel."""
-    from rc_sim_calibration.problem import sample_masks
-
+def test_gaussian_prior_adds_its_squared_z_score_over_the_windows():
+    """MAP form with the windows as independent observations: J_prior = J + z^2 / W."""
     u = np.array([[0.4, 0.9]])
     plain, with_prior = _problem(prior=False), _problem(prior=True)
     offset = float(with_prior.to_values(u)[0, 1])
-    n = max(int(m.sum()) for ch, m in sample_masks(with_prior.win).items()
-            if with_prior.settings.cost.weight(ch) > 0)
     extra = with_prior.cost(u) - plain.cost(u)
-    assert extra[0] == pytest.approx(((offset - 0.01) / 0.02) ** 2 / n, rel=1e-9)
+    assert extra[0] == pytest.approx(((offset - 0.01) / 0.02) ** 2 / with_prior.win.n,
+                                     rel=1e-9)
     r_plain, r_prior = plain.residuals(u), with_prior.residuals(u)
     assert np.sum(r_prior ** 2) - np.sum(r_plain ** 2) == pytest.approx(extra[0], rel=1e-6)
 
