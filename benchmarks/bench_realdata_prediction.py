@@ -4,8 +4,10 @@ For each held-out recording (DART: ``4_sept_random_driving_slow`` when fitting o
 the reverse; F1TENTH: frictionmaps DS3 when fitting on DS1-DS2) every predictor writes the
 prediction CSV of ``docs/prediction_windows.md`` and the independent evaluator
 (``benchmarks/realdata/evaluate_predictions.py``) reads it back and prints the pooled position
-RMSE and yaw-rate RMSE. Predictors today: CTRV (``rc_sim_calibration.baselines``) and, for DART,
-the builders' published model (``benchmarks/realdata/dart_published_model.py``).
+RMSE and yaw-rate RMSE. Predictors: CTRV (``rc_sim_calibration.baselines``), for DART the builders'
+published model (``benchmarks/realdata/dart_published_model.py``), and rc-sim: nominal (the
+measured geometry only) and calibrated (the default ``rcsim fit`` on the case's training
+recordings; its fit time and verdict are printed with the row).
 
     .venv/bin/python benchmarks/bench_realdata_prediction.py [--horizon 1.0] [--out DIR]
         [--csv 'NAME:CASE=pred.csv' ...]
@@ -74,11 +76,63 @@ PREDICTORS: dict[str, tuple[Predictor, tuple[str, ...]]] = {
     'CTRV': (lambda case, rec, win: ctrv_predict(win), ('DART', 'F1TENTH')),
     'DART published': (lambda case, rec, win: predict_recording(rec, win), ('DART',)),
 }
-# HOOK: the rc-sim predictors go here, e.g.
-#   EXTRA_PREDICTORS['rc-sim calibrated'] = (my_predictor, ('DART', 'F1TENTH'))
-# where my_predictor(case, recording, windows) runs the engine from windows.x0 .. yaw_rate0 (the
+# HOOK: further predictors go here, e.g.
+#   EXTRA_PREDICTORS['my model'] = (my_predictor, ('DART', 'F1TENTH'))
+# where my_predictor(case, recording, windows) runs a model from windows.x0 .. yaw_rate0 (the
 # measured frame's state; see baselines.reference_from_measured) and returns a PredictionTable.
 EXTRA_PREDICTORS: dict[str, tuple[Predictor, tuple[str, ...]]] = {}
+
+#: what the cars' builders measured (their published numbers; docs/calibration.md)
+MEASURED = {
+    'DART': 'geometry: {wheelbase: 0.1735, cg_to_front_axle: 0.0805, track_width: 0.08}\n'
+            'mass_properties: {mass: 1.58, yaw_inertia: 0.00481}\n',
+    'F1TENTH': 'geometry: {wheelbase: 0.32, cg_to_front_axle: 0.112, wheel_radius: 0.0508}\n'
+               'mass_properties: {mass: 3.3325, yaw_inertia: 0.0687}\n',
+}
+#: the training recordings of each held-out case
+TRAINING = {'dart_slow': ['dart/4_sept_random_driving_fast.bag'],
+            'dart_fast': ['dart/4_sept_random_driving_slow.bag'],
+            'frictionmaps_DS3': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2']}
+
+
+def rcsim_csvs(case: Case, horizon: float, out: Path) -> dict[str, tuple[Path, str]]:
+    """The rc-sim rows of ``case``: the default fit (``rc_sim_calibration.fit``, the program of
+    ``rcsim fit``) on the case's training recordings, then the window predictions of the
+    held-out recording (``rcsim replay --horizon``) with the nominal (measured) and the
+    calibrated parameters. Returns name -> (CSV, note)."""
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.fit import fit
+    from rc_sim_calibration.replay import replay_windows
+    from rc_sim_calibration.settings import load_fit_settings
+    from rc_sim_description.params import load_vehicle_params
+
+    root = realdata_dir()
+    measured = out / f'{case.car}_measured.yaml'
+    measured.write_text(MEASURED[case.car])
+    base = load_vehicle_params(overrides=[measured])
+    settings = load_fit_settings()
+    rec = root / case.recording
+    train = [load_dataset(root / b, base, settings.data, recording=rec)
+             for b in TRAINING[case.key]]
+    held = load_dataset(root / case.bag, base, settings.data, recording=rec)
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = fit(train, base, settings)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
+    label = result.scores[result.chosen].candidate.label
+    note = (f'fit {wall:.0f} s wall / {cpu:.0f} s CPU, {label}; verdict on held-out windows '
+            f'of the training recordings: {verdict}')
+    csvs: dict[str, tuple[Path, str]] = {}
+    for name, params, offset in (('rc-sim nominal', base, None),
+                                 ('rc-sim calibrated', result.params,
+                                  result.offset if result.offset_fitted else None)):
+        ds = held if offset is None else load_dataset(root / case.bag, base, settings.data,
+                                                      recording=rec, pose_offset=offset)
+        table, _ = replay_windows(params, ds, settings, horizon)
+        path = out / f'{case.key}_{name.replace(" ", "_")}.csv'
+        write_prediction_csv(str(path), table)
+        csvs[name] = (path, note if 'calibrated' in name else 'measured geometry only')
+    return csvs
 
 
 def realdata_dir() -> Path:
@@ -112,6 +166,8 @@ def main() -> int:
     parser.add_argument('--out', type=Path, help='keep the prediction CSVs in this directory')
     parser.add_argument('--csv', action='append', default=[], metavar='NAME:CASE=PATH',
                         help=f'score an external CSV too; CASE in {[c.key for c in CASES]}')
+    parser.add_argument('--no-rcsim', action='store_true',
+                        help='skip the rc-sim rows (their fits take about a minute per case)')
     args = parser.parse_args()
     if not realdata_dir().is_dir():
         print(f'error: real-data directory {realdata_dir()} not found (set RC_SIM_REALDATA)',
@@ -132,6 +188,12 @@ def main() -> int:
             s, secs = score_predictor(case, predictor, args.horizon, csv_path)
             print(f'{case.car:8} {Path(case.bag).stem:36} {name:16} {s.windows:7d} '
                   f'{s.samples:7d} {s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f} {secs:8.2f}')
+        if not args.no_rcsim:
+            for name, (path, note) in rcsim_csvs(case, args.horizon, out).items():
+                s = score_csv(case, path, args.horizon)
+                print(f'{case.car:8} {Path(case.bag).stem:36} {name:16} {s.windows:7d} '
+                      f'{s.samples:7d} {s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f} {"-":>8}  '
+                      f'({note})', flush=True)
     for spec in args.csv:
         name, _, rest = spec.partition(':')
         key, _, path = rest.partition('=')

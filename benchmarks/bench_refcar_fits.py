@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'rc_sim_calibration' / 'test'))
 
-import refcars  # noqa: E402
+import refcars
 
 #: what `rcsim inspect --write-recording` proposes for a normalised-servo + ESC car's bag
 RECORDING_NORMALISED = '''steering: {topic: /steering_norm, kind: normalised}

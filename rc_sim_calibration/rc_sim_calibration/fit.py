@@ -31,6 +31,7 @@ from rc_sim_calibration.identifiability import Identifiability, analyse
 from rc_sim_calibration.optimizers import OptimResult, optimise, polish
 from rc_sim_calibration.problem import Problem, channel_rmse
 from rc_sim_calibration.settings import (
+    DRIVE_DELAY,
     OFFSET_NAMES,
     PHYSICAL_LOWER,
     FitSettings,
@@ -54,6 +55,8 @@ def parameter_unit(name: str) -> str:
     """Unit of a free parameter from the vehicle.yaml schema ('-' for Pacejka coefficients)."""
     if name in OFFSET_NAMES:
         return 'rad' if name.endswith('yaw') else 'm'
+    if name == DRIVE_DELAY:
+        return 's'
     for cls in SECTIONS.values():
         for f in fields_of(cls):
             if f.name == name:
@@ -97,7 +100,9 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
     names += ['max_steering_rate']
     if delay:
         names.append('command_latency')
-    names += ['cornering_stiffness_front', 'cornering_stiffness_rear', 'yaw_inertia']
+    names.append(DRIVE_DELAY)
+    names += ['cornering_stiffness_front', 'cornering_stiffness_rear', 'yaw_inertia',
+              'cg_height']
     if tyre_model == 'fiala':
         names.append('mu2')                          # lateral friction: where the tyres saturate
     if drive_kind == 'throttle':
@@ -221,7 +226,7 @@ class FitResult:
     @property
     def written_keys(self) -> tuple[str, ...]:
         """Vehicle keys of calibrated.yaml: the fitted ones and the structure's."""
-        keys = [n for n in self.names if n not in OFFSET_NAMES]
+        keys = [n for n in self.names if n not in (*OFFSET_NAMES, DRIVE_DELAY)]
         keys += [k for k in self.structure if k not in keys]
         return tuple(keys)
 
@@ -244,6 +249,56 @@ class FitResult:
                          'replay, or add it to the recording description as pose offset')
         lines += [f'warning: {w}' for w in self.warnings]
         return lines
+
+
+def _writable(problem: Problem, values: Array, settings: FitSettings
+              ) -> tuple[Problem, dict[str, float]]:
+    """The final problem of a model the engine can run: the identified steering latency fixed,
+    the drive's own delay (``drive_delay``, identification only) folded into the drive's lag
+    (first-order ESC: drive_time_constant; throttle: throttle_time_constant; a first-order lag
+    of the same mean delay), every other parameter free from its identified value. Returns the
+    problem and the fixed values ({} when there is no drive delay)."""
+    if DRIVE_DELAY not in problem.names:
+        return problem, {}
+    v = dict(zip(problem.names, (float(x) for x in values)))
+    lat = v.get('command_latency', problem.base.timing.command_latency)
+    extra = max(lat + v.pop(DRIVE_DELAY), 0.0) - lat
+    key = 'throttle_time_constant' if problem.base.drive.drive_model == 'throttle' else \
+        'drive_time_constant'
+    base_tau = getattr(problem.base.drive, key)
+    v[key] = max(v.get(key, base_tau) + extra, 0.005)
+    fixed = {'command_latency': lat} if 'command_latency' in v else {}
+    base = problem.base.with_values(command_latency=lat, **({key: v[key]} if key not in
+                                                            problem.names else {}))
+    free = [replace(f, start=float(np.clip(v[f.name], f.lower, f.upper)))
+            for f in problem.free if f.name not in (DRIVE_DELAY, 'command_latency')]
+    final = Problem(base, free, problem.win, settings, problem.offset0)
+    final.window_weight = problem.window_weight
+    return final, fixed
+
+
+def _extend(ident: Identifiability, names: Sequence[str], values: Array) -> Identifiability:
+    """The analysis with parameters fixed after identification appended (no standard error)."""
+    if not names:
+        return ident
+    n0, k = len(ident.names), len(names)
+    corr = np.eye(n0 + k)
+    corr[:n0, :n0] = ident.correlation
+    return replace(ident, names=(*ident.names, *names), values=np.asarray(values),
+                   std_errors=np.concatenate([ident.std_errors, np.full(k, np.nan)]),
+                   correlation=corr)
+
+
+def _choose(scores: Sequence[CandidateScore], margin: float) -> int:
+    """The candidate with the fewest free parameters among those whose held-out cost is within
+    ``margin`` (relative) of the best (a parsimony rule: a richer structure must predict the
+    held-out windows clearly better to be kept)."""
+    if len(scores) < 2:
+        return 0
+    costs = np.array([s.cost for s in scores])
+    best = float(np.nanmin(costs))
+    near = [i for i, c in enumerate(costs) if c <= best * (1.0 + margin)]
+    return min(near, key=lambda i: (len(scores[i].candidate.names), costs[i]))
 
 
 def _holdout_mask(win: FitWindows, every: int) -> Array:
@@ -312,7 +367,8 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         values = problem.to_values(u)
         done[(cand.structure.get('servo_model', ''),
               cand.structure.get('command_latency') != 0.0)] = dict(zip(problem.names, values))
-        sel_cost = float(problem.cost_of(values[None], sel_win, settings.cost)[0]) \
+        sel_cost = float(problem.cost_of(values[None], sel_win, settings.cost,
+                                         with_prior=False)[0]) \
             if len(cands) > 1 else math.nan
         rm = {k: float(v[0]) for k, v in channel_rmse(problem.errors(values[None], sel_win),
                                                       sel_win).items()}
@@ -336,7 +392,7 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
             nfev = max(2, 2 * settings.stage_budget // (len(sc.problem.free) + 1))
             u = polish(sc.problem.residuals, sc.u, max_nfev=nfev, progress=tick)[0].u
             scores[i] = score(i, sc.candidate, sc.problem, u)
-    chosen = int(np.nanargmin([s.cost for s in scores])) if len(scores) > 1 else 0
+    chosen = _choose(scores, settings.parsimony)
     best = scores[chosen]
     problem = best.problem
     if settings.robust:
@@ -345,34 +401,42 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     cost_start = float(problem.cost(u0[None])[0])
     result = _search(problem, settings, settings.budget, settings.sigma0 * 0.5, rng, tick,
                      best.u)
-    u_best = result.u
+    u_id = result.u
+    if settings.polish and DRIVE_DELAY in problem.names:   # identification: own drive delay
+        u_id = polish(problem.residuals, u_id, max_nfev=max(2, settings.polish_max_nfev // 2),
+                      progress=tick)[0].u
+    final, fixed = _writable(problem, problem.to_values(u_id), settings)
+    u_best = final.start_unit
     polish_res: OptimResult | None = None
     if settings.polish:
-        polish_res, r, jac_u = polish(problem.residuals, u_best,
+        polish_res, r, jac_u = polish(final.residuals, u_best,
                                       max_nfev=settings.polish_max_nfev, progress=tick)
-        if float(problem.cost(polish_res.u[None])[0]) <= result.cost:
+        if float(final.cost(polish_res.u[None])[0]) <= float(final.cost(u_best[None])[0]):
             u_best = polish_res.u
     if polish_res is None or not np.array_equal(u_best, polish_res.u):
-        _, r, jac_u = polish(problem.residuals, u_best, max_nfev=1, progress=tick)
-    values = problem.to_values(u_best)
-    jac = jac_u / problem.dvalue_du(u_best)[None, :]
-    ident = analyse(jac, r, problem.names, values, ranges=np.array([f.span for f in problem.free]))
-    params = apply_values(problem.base, problem.names, values)
-    offset = tuple(float(v) for v in problem.offsets_for(values[None])[0])
-    cost_final = float(problem.cost(u_best[None])[0])
-    warnings = _bound_warnings(problem, u_best, values, jac_u, r)
+        _, r, jac_u = polish(final.residuals, u_best, max_nfev=1, progress=tick)
+    values = final.to_values(u_best)
+    jac = jac_u / final.dvalue_du(u_best)[None, :]
+    ident = analyse(jac, r, final.names, values, ranges=np.array([f.span for f in final.free]))
+    params = apply_values(final.base, final.names, values)
+    offset = tuple(float(v) for v in final.offsets_for(values[None])[0])
+    cost_final = float(final.cost(u_best[None])[0])
+    warnings = _bound_warnings(final, u_best, values, jac_u, r)
     if cost_final > cost_start:
         warnings.append('the fit did not improve on its data-initialised start')
-    scores[chosen] = replace(best, values=values, u=u_best)
+    scores[chosen] = replace(best, values=problem.to_values(u_id), u=u_id)
 
     val_win = build_windows(validate, settings.horizon, lookback=lookback, dt=settings.dt) \
         if validate else None
-    verdict = judge(problem, nominal, values, offset0, all_win, holdout, val_win, settings)
+    verdict = judge(final, nominal, values, offset0, all_win, holdout, val_win, settings)
     warnings += list(verdict.warnings) + list(ident.flags)
+    free_out = list(final.free) + [f for f in problem.free if f.name in fixed]
+    values_out = np.concatenate([values, [fixed[f.name] for f in free_out[len(values):]]])
+    ident = _extend(ident, [f.name for f in free_out[len(values):]], values_out)
     return FitResult(
-        names=problem.names, start=np.array([f.start for f in problem.free]), values=values,
-        lower=np.array([f.lower for f in problem.free]),
-        upper=np.array([f.upper for f in problem.free]), params=params, nominal=nominal,
+        names=tuple(f.name for f in free_out), start=np.array([f.start for f in free_out]),
+        values=values_out, lower=np.array([f.lower for f in free_out]),
+        upper=np.array([f.upper for f in free_out]), params=params, nominal=nominal,
         structure=dict(best.candidate.structure), offset=offset,  # type: ignore[arg-type]
         offset_fitted=fit_offset, cost_start=cost_start, cost_final=cost_final,
         n_evals=sum(s.problem.n_evals for s in scores), wall_time=time.perf_counter() - started,

@@ -64,7 +64,7 @@ def delayed_commands(commands: Array, latency: Array, dt: float, n_back: int) ->
     step, which makes the cost continuous in L. Samples before the lookback take the first
     command. Rows sharing a latency (a candidate's windows) are shifted together by slicing.
     """
-    n, c = commands.shape
+    c = commands.shape[1]
     latency = np.asarray(latency, dtype=float)
     steps = latency / dt
     m_all = np.floor(steps).astype(int)
@@ -185,11 +185,12 @@ def _servo_preroll(targets: Array, params: Sequence[VehicleParams], w: int, dt: 
 
 def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *, dt: float,
             model: str = 'single_track', integrator: str = 'rk4',
-            load_transfer: bool = False) -> Prediction:
+            load_transfer: bool = False, drive_delay: Array | None = None) -> Prediction:
     """Measured-frame predictions (P, S) of every window for P parameter sets.
 
     ``offsets`` (P, 3): the measured frame in base_link per set, used for the datasets whose
-    offset is unknown (the others use theirs).
+    offset is unknown (the others use theirs). ``drive_delay`` (P,): the drive commands' delay
+    beyond ``command_latency`` (identification only; the engine has one latency).
     """
     from rc_sim_engine.rollout import InitialState, rollout
 
@@ -197,7 +198,9 @@ def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *,
     n_back = win.n_back
     latency = np.repeat([p.timing.command_latency for p in params], w)
     steer = delayed_commands(np.tile(win.steering_cmd, (p_count, 1)), latency, dt, n_back)
-    drive = delayed_commands(np.tile(win.drive_cmd, (p_count, 1)), latency, dt, n_back)
+    extra = np.zeros(p_count) if drive_delay is None else np.asarray(drive_delay, dtype=float)
+    drive = delayed_commands(np.tile(win.drive_cmd, (p_count, 1)),
+                             np.maximum(latency + np.repeat(extra, w), 0.0), dt, n_back)
     zero_lat = [p.with_values(command_latency=0.0) if p.timing.command_latency else p
                 for p in params]
     targets = np.vstack([steering_targets(steer[i * w:(i + 1) * w, :n_back + 1], p,

@@ -18,7 +18,13 @@ import numpy as np
 
 from rc_sim_calibration.cost import CostConfig, residuals, scalar_cost
 from rc_sim_calibration.predict import Prediction, predict
-from rc_sim_calibration.settings import OFFSET_NAMES, FitSettings, FreeParameter, apply_values
+from rc_sim_calibration.settings import (
+    DRIVE_DELAY,
+    OFFSET_NAMES,
+    FitSettings,
+    FreeParameter,
+    apply_values,
+)
 from rc_sim_calibration.windows import FitWindows
 from rc_sim_description.errors import RcSimError
 from rc_sim_description.params import VehicleParams
@@ -122,13 +128,17 @@ class Problem:
                 ) -> tuple[Prediction | None, list[int]]:
         """Prediction of the valid sets and their row numbers."""
         win = win or self.win
+        values = np.atleast_2d(values)
         plist = self.params_for(values)
         rows = [i for i, p in enumerate(plist) if p is not None]
         self.n_evals += len(plist)
         if not rows:
             return None, rows
         ok = [p for p in plist if p is not None]
+        extra = values[rows, self.names.index(DRIVE_DELAY)] if DRIVE_DELAY in self.names \
+            else None
         pred = predict(ok, self.offsets_for(values)[rows], win, dt=self.settings.dt,
+                       drive_delay=extra,
                        model=self.settings.model, integrator=self.settings.integrator,
                        load_transfer=self.settings.load_transfer)
         return pred, rows
@@ -214,12 +224,12 @@ class Problem:
         return self.window_weight
 
     def cost_of(self, values: Array, win: FitWindows | None = None,
-                config: CostConfig | None = None) -> Array:
+                config: CostConfig | None = None, with_prior: bool = True) -> Array:
         """Scalar cost (P,) of parameter values on ``win`` (default: the fit windows)."""
         win = win or self.win
         values = np.atleast_2d(values)
         errs, masks = self._shaped(self.errors(values, win), win)
-        prior = self._prior(values)
+        prior = self._prior(values) if with_prior else np.zeros((values.shape[0], 0))
         cfg = config or self.settings.cost
         dt = float(np.median(np.diff(win.tau[win.scored()]))) if win.tau.size > 2 else 0.01
         return scalar_cost(errs, masks, win.tau, cfg,

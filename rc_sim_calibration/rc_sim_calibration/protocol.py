@@ -94,7 +94,18 @@ Play each scenario on the real car and record one bag per scenario (see docs/cal
 Needs a free area of about {diameter:.1f} m x {diameter:.1f} m (largest circle), a pose source on
 `/odom` (motion capture or fused odometry) and the IMU on `/imu`. Start every run at standstill and
 let the car rest 1 s before the first command (the calibrator estimates the gyro bias there).
-Total driving time: {total:.0f} s. Then fit, holding out some scenarios for validation:
+Total driving time: {total:.0f} s.
+
+What each part identifies (docs/calibration.md): the circles at two speeds give the steering gain,
+trim and the understeer (tyres); the line and the constant-speed parts the effective rolling
+radius; the speed steps the ESC; the steering steps (held 1.5 s) and the chirp separate the
+transport delay (a shift of the whole response) from the servo lag (a rounded, attenuated one).
+Where is the pose measured? If `/odom` is not the rear-axle centre (a mocap body, a tracked
+point), give its offset (`--odom-offset X,Y,YAW`, the recording description's pose offset, or
+`/tf_static` base_link -> its frame); otherwise the fit estimates it.
+
+Then fit, holding out some scenarios for validation (exit status 3 and no calibrated.yaml when
+the held-out error rises):
 
     rcsim fit --bag bags/02_* --bag bags/03_* ... --validate bags/10_* --out calibrated.yaml \\
         --report report/

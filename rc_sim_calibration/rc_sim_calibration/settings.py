@@ -27,8 +27,10 @@ from rc_sim_description.paths import share_path
 from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
+    'DRIVE_DELAY',
     'OFFSET_NAMES',
     'PHYSICAL_LOWER',
+    'PSEUDO_NAMES',
     'SERVO_MODELS',
     'FitSettings',
     'FreeParameter',
@@ -45,6 +47,10 @@ _TOP_KEYS = ('free', 'bounds', 'default_bounds', 'priors', 'cost', 'optimizer', 
              'data', 'structures', 'verdict')
 #: fit parameters that are not vehicle.yaml keys: the measured frame in base_link (x, y, yaw)
 OFFSET_NAMES = ('pose_offset_x', 'pose_offset_y', 'pose_offset_yaw')
+#: identification-only parameter: the drive path's delay minus the steering path's [s] (the engine
+#: has one command_latency; the written model folds it into the drive's lag, docs/calibration.md)
+DRIVE_DELAY = 'drive_delay'
+PSEUDO_NAMES = (*OFFSET_NAMES, DRIVE_DELAY)
 #: lower bounds that are physical limits, not search limits (a value there is no warning)
 PHYSICAL_LOWER = {
     'command_latency': 0.0, 'throttle_dead_band': 0.0, 'steering_dead_band': 0.0,
@@ -91,6 +97,7 @@ class FitSettings:
     load_transfer: bool = True
     robust: bool = True
     tyre_model: str | None = 'fiala'
+    parsimony: float = 0.02
 
 
 @dataclass(frozen=True)
@@ -241,7 +248,7 @@ def _tyre_model(value: Any, where: str) -> str | None:
     if value is None or value in ('linear', 'fiala', 'pacejka'):
         return value  # type: ignore[no-any-return]
     raise CalibrationError(f'{where}: simulation.tyre_model: linear, fiala, pacejka or null (the '
-                           f'base parameters\' model), got {value!r}')
+                           f"base parameters' model), got {value!r}")
 
 
 def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -273,14 +280,19 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
                  f'{where}: optimizer')
     if stage < 0:
         raise CalibrationError(f'{where}: optimizer.stage_budget: must be >= 0, got {stage}')
+    parsimony = _get({'parsimony': st.get('parsimony', 0.02)}, 'parsimony', float,
+                     f'{where}: structures')
+    if not 0 <= parsimony < 1:
+        raise CalibrationError(f'{where}: structures.parsimony: must be in [0, 1), got '
+                               f'{parsimony}')
     return {'servo_models': tuple(dict.fromkeys(servo)), 'delay_options':
             tuple(dict.fromkeys(delay)), 'holdout_every': every, 'worse_tolerance': tol,
-            'stage_budget': stage}
+            'stage_budget': stage, 'parsimony': parsimony}
 
 
 # --------------------------------------------------------------------------- parameters
 def _check_name(name: str) -> None:
-    if name in OFFSET_NAMES:
+    if name in PSEUDO_NAMES:
         return
     leaf, _, coeff = name.partition('.')
     if coeff:
@@ -301,6 +313,8 @@ def parameter_value(params: VehicleParams, name: str,
     _check_name(name)
     if name in OFFSET_NAMES:
         return float(offset[OFFSET_NAMES.index(name)])
+    if name == DRIVE_DELAY:
+        return 0.0
     if name == 'effective_wheel_radius':
         return float(params.effective_wheel_radius)
     if name in ('steering_gain_left', 'steering_gain_right'):
@@ -395,7 +409,7 @@ def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[flo
     """``base`` with the named parameters replaced (validated; VehicleParamsError if invalid)."""
     kw: dict[str, Any] = {}
     for name, value in zip(names, values):
-        if name in OFFSET_NAMES:
+        if name in PSEUDO_NAMES:
             continue
         leaf, _, coeff = name.partition('.')
         if coeff:
@@ -413,7 +427,7 @@ def override_values(params: VehicleParams, names: Sequence[str]) -> dict[str, An
     leaves = params.leaf_values()
     return {leaf: _tidy(leaves[leaf])
             for leaf in dict.fromkeys(n.partition('.')[0] for n in names
-                                      if n not in OFFSET_NAMES)}
+                                      if n not in PSEUDO_NAMES)}
 
 
 def _tidy(value: Any) -> Any:

@@ -309,6 +309,10 @@ def initial_values(datasets: Sequence[Dataset], base: VehicleParams, *, fit_offs
     big_l = base.geometry.wheelbase
     st = _steering_stage(sigs, big_l, kind, fixed_latency)
     latency = fixed_latency if fixed_latency is not None else base.timing.command_latency
+    # the slew limit acts only above a rate: started (nearly) inactive, at 2.5 times the base
+    # value, the fit lowers it where the data show it, instead of a limit too low from the
+    # start that a shorter delay would then compensate
+    out.values['max_steering_rate'] = 2.5 * base.steering.max_steering_rate
     if st is not None:
         latency = st['command_latency']
         out.values['command_latency'] = latency

@@ -23,10 +23,10 @@ def _evaluator():
     return importlib.import_module('evaluate_predictions')
 
 
-SYNTHETIC_RECORDING = """steering: {topic: /steering_angle, kind: angle}
+SYNTHETIC_RECORDING = '''steering: {topic: /steering_angle, kind: angle}
 drive: {topic: /rear_wheel_speed, kind: wheel_speed}
 pose: {topic: /odom}
-"""
+'''
 
 
 def test_replay_writes_the_protocol_csv_that_the_evaluator_scores(synthetic, tmp_path, capsys):
