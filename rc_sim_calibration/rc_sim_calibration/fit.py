@@ -38,7 +38,7 @@ from rc_sim_calibration.settings import (
     apply_values,
     resolve_free,
 )
-from rc_sim_calibration.staged import StageResult, initial_values
+from rc_sim_calibration.staged import StageResult, default_inertia_scaled, initial_values
 from rc_sim_calibration.verdict import Verdict, judge
 from rc_sim_calibration.windows import FitWindows, build_windows
 from rc_sim_description.params import SECTIONS, VehicleParams
@@ -72,7 +72,9 @@ def fields_of(cls: type) -> tuple[Any, ...]:
 
 def nominal_params(base: VehicleParams, drive_kind: str) -> VehicleParams:
     """The base parameters able to replay the commands (a throttle needs drive_model throttle;
-    speed commands on a throttle base fall back to the speed-loop ESC)."""
+    speed commands on a throttle base fall back to the speed-loop ESC). The fit's nominal model
+    also scales vehicle.yaml's yaw inertia by m L^2 when the base gave another mass or
+    wheelbase but no inertia (:func:`rc_sim_calibration.staged.default_inertia_scaled`)."""
     if drive_kind == 'throttle' and base.drive.drive_model != 'throttle':
         return base.with_values(drive_model='throttle')
     if drive_kind != 'throttle' and base.drive.drive_model == 'throttle':
@@ -344,6 +346,9 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     tick = progress or (lambda _: None)
     kinds = train[0].kinds
     nominal = nominal_params(base, kinds[1])
+    iz = default_inertia_scaled(nominal)
+    if iz is not None:            # vehicle.yaml's inertia for another mass and wheelbase
+        nominal = nominal.with_values(yaw_inertia=iz)
     fit_offset = not all(ds.offset_known for ds in train)
     offset0 = next((ds.pose_offset for ds in train if ds.offset_known), (0.0, 0.0, 0.0))
     cands = candidates(settings, kinds, nominal, fit_offset)
@@ -417,7 +422,9 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         _, r, jac_u = polish(final.residuals, u_best, max_nfev=1, progress=tick)
     values = final.to_values(u_best)
     jac = jac_u / final.dvalue_du(u_best)[None, :]
-    ident = analyse(jac, r, final.names, values, ranges=np.array([f.span for f in final.free]))
+    n_data = r.size - final.prior_idx.size          # what the data alone say (no prior rows)
+    ident = analyse(jac[:n_data], r[:n_data], final.names, values,
+                    ranges=np.array([f.span for f in final.free]))
     params = apply_values(final.base, final.names, values)
     offset = tuple(float(v) for v in final.offsets_for(values[None])[0])
     cost_final = float(final.cost(u_best[None])[0])

@@ -365,7 +365,8 @@ def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str
     """Check names, compute bounds around the base values and priors (one-line errors).
 
     ``names`` defaults to ``settings.free``; ``start`` gives start values (e.g. from the staged
-    identification), clipped into the bounds; a ``relative_std`` prior is centred on the start.
+    identification), clipped into the bounds; a ``relative_std`` prior is centred on the base
+    value (what was measured, or the nominal one).
     """
     out: list[FreeParameter] = []
     start = start or {}
@@ -390,9 +391,9 @@ def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str
             pw = f'fit config {settings.source}: priors.{name}'
             if not isinstance(prior, dict):
                 raise CalibrationError(f'{pw}: must be {{mean, std}} or {{relative_std}}')
-            if 'relative_std' in prior:
-                mean = s0
-                std = _get(prior, 'relative_std', float, pw) * max(abs(s0), abs(v0))
+            if 'relative_std' in prior:      # centred on the base (measured / nominal) value
+                mean = v0
+                std = _get(prior, 'relative_std', float, pw) * abs(v0 or s0)
             else:
                 mean, std = _get(prior, 'mean', float, pw), _get(prior, 'std', float, pw)
             if not std > 0:

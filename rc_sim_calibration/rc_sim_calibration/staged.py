@@ -14,8 +14,7 @@ squares (and a small grid over the one or two time constants), on every training
    chirps separate the two. Normalised commands: the map ``offset + g_l phi_kl(s) + g_r
    phi_kr(s)`` (one column per side), with a grid over the shapes k_l, k_r.
 3. **Tyres** from K (per-load cornering stiffnesses c_f, c_r; K g = 1/c_f - 1/c_r) with the base
-   car's rear/front ratio; **yaw inertia** scaled from the base car by m L^2 when only the
-   mass and wheelbase were given.
+   car's per-load front stiffness.
 4. **Drive, speed commands** (speed-loop ESC): the effective rolling radius R = median of
    v / omega_cmd over straight segments where the command has been constant for 1 s; then the
    ESC's time constant and acceleration / braking limits by a grid simulation of the
@@ -277,7 +276,7 @@ def _throttle_stage(sigs: Sequence[Signals], latency: float, p: VehicleParams
     return out
 
 
-def _default_inertia_scaled(p: VehicleParams) -> float | None:
+def default_inertia_scaled(p: VehicleParams) -> float | None:
     """m L^2-scaled yaw inertia when the base kept vehicle.yaml's inertia but another car's
     mass or wheelbase (None otherwise)."""
     d = load_vehicle_params()
@@ -330,10 +329,6 @@ def initial_values(datasets: Sequence[Dataset], base: VehicleParams, *, fit_offs
         _tyres_from_understeer(st['understeer'], base, out)
     else:
         out.notes.append('steering: too few samples above 0.5 m/s for the steering stage')
-    iz = _default_inertia_scaled(base)
-    if iz is not None:
-        out.values['yaw_inertia'] = iz
-        out.notes.append(f'yaw inertia: vehicle.yaml value scaled by m L^2 to {iz:.4g} kg m^2')
     if drive_kind == 'throttle':
         th = _throttle_stage(sigs, latency, base)
         if th is not None:

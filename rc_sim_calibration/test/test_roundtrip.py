@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from rc_sim_calibration.dataset import load_dataset
-from rc_sim_calibration.replay import replay_metrics
+from rc_sim_calibration.replay import replay_windows
 from rc_sim_calibration.settings import load_fit_settings
 from rc_sim_description.bags import open_bag, read_topic
 from rc_sim_description.params import load_vehicle_params
@@ -58,17 +58,19 @@ def test_held_out_yaw_rate_error_drops(fitted, synthetic):
     nominal = synthetic['nominal']
     calibrated = load_vehicle_params(overrides=[fitted / 'calibrated.yaml'])
     ds = load_dataset(synthetic['bags']['eight'], nominal, settings.data)
-    before = replay_metrics(nominal, ds, settings)['windowed']['yaw_rate_rmse_radps']
-    after = replay_metrics(calibrated, ds, settings)['windowed']['yaw_rate_rmse_radps']
+    before = replay_windows(nominal, ds, settings, 1.0)[1]['yaw_rate_rmse_radps']
+    after = replay_windows(calibrated, ds, settings, 1.0)[1]['yaw_rate_rmse_radps']
     assert after <= 0.4 * before, (before, after)
 
 
 def test_report_files(fitted):
     names = {p.name for p in (fitted / 'report').iterdir()}
-    assert {'summary.md', 'trajectories.png', 'convergence.png', 'correlation.png'} <= names
-    assert sum(n.startswith('timeseries_') for n in names) == 4
+    assert {'summary.md', 'steering_map.png', 'drive_curve.png', 'convergence.png',
+            'correlation.png'} <= names
+    assert sum(n.startswith('residuals_') for n in names) == 1   # one validation bag
     summary = (fitted / 'report' / 'summary.md').read_text()
-    assert '| `steering_gain` |' in summary and '| validate | `eight` |' in summary
+    assert '| `steering_gain` |' in summary and '| validation | `eight` |' in summary
+    assert '**Verdict: held-out error did not rise.**' in summary
 
 
 def test_calibrated_yaml_feeds_xacro_and_the_engine(fitted, synthetic):
@@ -92,11 +94,11 @@ def test_calibrated_yaml_feeds_xacro_and_the_engine(fitted, synthetic):
     assert final_yaw['calibrated'] > 0.02, final_yaw
 
 
-def test_overfitting_warning_and_automatic_split(synthetic, tmp_path):
+def test_rising_held_out_error_is_refused_with_exit_3(synthetic, tmp_path, capsys):
     """A held-out car whose steering trim is the nominal one: calibrating on the hidden car
-    makes the validation error rise while the training error falls, which the fit reports."""
+    makes the held-out error rise while the training error falls: the verdict names the bag and
+    channel, exit status 3, no calibrated.yaml unless --accept-worse."""
     from rc_sim_calibration.cli import _split
-    from rc_sim_calibration.fit import fit
     from rc_sim_calibration.synthetic import write_synthetic_bag
     from rc_sim_control.commands import manoeuvre
 
@@ -109,13 +111,16 @@ def test_overfitting_warning_and_automatic_split(synthetic, tmp_path):
     other = write_synthetic_bag(tmp_path / 'other', manoeuvre('circle_right', nominal, speed=1.5,
                                                               laps=0.75),
                                 nominal, nominal, np.random.default_rng(5))
-    settings = load_fit_settings(free=['steering_gain', 'steering_offset'],
-                                 overrides={'optimizer': {'budget': 40, 'polish': False}})
-    train = [load_dataset(synthetic['bags']['circle'], nominal, settings.data)]
-    val = [load_dataset(other, nominal, settings.data)]
-    result = fit(train, nominal, settings, validate=val)
-    assert result.validate_cost['calibrated'] > result.validate_cost['nominal']
-    assert any('validation cost rose' in w for w in result.warnings)
+    out = tmp_path / 'cal.yaml'
+    argv = ['fit', '--bag', str(synthetic['bags']['circle']), '--validate', str(other),
+            '--free', 'steering_gain,steering_offset', '--budget', '20', '--out', str(out)]
+    assert rcsim(argv) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith('fit rejected: held-out error rose: other ')
+    assert 'RMSE' in err[-1] and 'not written (--accept-worse writes it)' in err[-1]
+    assert not out.exists()
+    assert rcsim([*argv, '--accept-worse']) == 3
+    assert out.exists() and 'verdict: held-out error rose: other' in out.read_text()
 
 
 @pytest.mark.parametrize('free, pair', [
