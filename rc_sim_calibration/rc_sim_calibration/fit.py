@@ -99,7 +99,7 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
                'steering_curvature_right'] if steer_kind == 'normalised' else ['steering_gain'])
     names += ['servo_time_constant'] if servo == 'first_order' else \
         ['servo_natural_frequency', 'servo_damping_ratio']
-    names += ['max_steering_rate']
+    names += ['max_steering_rate', 'steering_backlash']
     if delay:
         names.append('command_latency')
     names.append(DRIVE_DELAY)

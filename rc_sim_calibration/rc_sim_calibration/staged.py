@@ -312,6 +312,7 @@ def initial_values(datasets: Sequence[Dataset], base: VehicleParams, *, fit_offs
     # value, the fit lowers it where the data show it, instead of a limit too low from the
     # start that a shorter delay would then compensate
     out.values['max_steering_rate'] = 2.5 * base.steering.max_steering_rate
+    out.values['steering_backlash'] = 0.002    # inside the play operator's smooth range
     if st is not None:
         latency = st['command_latency']
         out.values['command_latency'] = latency
