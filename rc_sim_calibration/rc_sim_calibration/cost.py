@@ -29,16 +29,18 @@ __all__ = ['CHANNELS', 'METRICS', 'CostConfig', 'channel_metrics', 'residuals', 
 
 Array = np.ndarray
 
-CHANNELS: tuple[str, ...] = ('position', 'yaw', 'speed', 'yaw_rate', 'wheel_speed')
+CHANNELS: tuple[str, ...] = ('position', 'yaw', 'speed', 'yaw_rate', 'gyro', 'wheel_speed')
 METRICS: tuple[str, ...] = ('mse', 'rmse', 'itae')
 
 
 def _default_weights() -> dict[str, float]:
-    return {'position': 1.0, 'yaw': 0.0, 'speed': 1.0, 'yaw_rate': 1.0, 'wheel_speed': 0.0}
+    return {'position': 1.0, 'yaw': 0.0, 'speed': 1.0, 'yaw_rate': 1.0, 'gyro': 0.0,
+            'wheel_speed': 0.0}
 
 
 def _default_scales() -> dict[str, float]:
-    return {'position': 0.05, 'yaw': 0.02, 'speed': 0.1, 'yaw_rate': 0.1, 'wheel_speed': 2.0}
+    return {'position': 0.05, 'yaw': 0.02, 'speed': 0.1, 'yaw_rate': 0.1, 'gyro': 0.1,
+            'wheel_speed': 2.0}
 
 
 @dataclass(frozen=True)

@@ -42,14 +42,16 @@ def sample_errors(pred: Prediction, win: FitWindows) -> dict[str, Array]:
     dx, dy = pred.x - win.x[None], pred.y - win.y[None]
     return {'position': np.hypot(dx, dy), 'position_xy': np.stack([dx, dy], axis=-1),
             'yaw': pred.yaw - win.yaw[None], 'speed': pred.vx - win.vx[None],
-            'yaw_rate': pred.yaw_rate - win.yaw_rate[None]}
+            'yaw_rate': pred.yaw_rate - win.yaw_rate[None],
+            'gyro': pred.yaw_rate - win.gyro[None]}
 
 
 def sample_masks(win: FitWindows) -> dict[str, Array]:
     """Masks (S,) of the samples each channel scores."""
     scored = win.scored()
     return {'position': scored, 'yaw': scored, 'speed': scored & np.isfinite(win.vx),
-            'yaw_rate': scored & np.isfinite(win.yaw_rate)}
+            'yaw_rate': scored & np.isfinite(win.yaw_rate),
+            'gyro': scored & np.isfinite(win.gyro)}
 
 
 def channel_rmse(errs: dict[str, Array], win: FitWindows) -> dict[str, Array]:
@@ -57,6 +59,8 @@ def channel_rmse(errs: dict[str, Array], win: FitWindows) -> dict[str, Array]:
     masks = sample_masks(win)
     out = {}
     for ch, m in masks.items():
+        if ch not in errs:
+            continue
         e = errs[ch][:, m]
         out[ch] = np.sqrt(np.mean(e * e, axis=1)) if e.shape[1] else np.full(e.shape[0], np.nan)
     return out
@@ -150,7 +154,7 @@ class Problem:
         p_count, s = values.shape[0], win.tau.size
         errs: dict[str, np.ndarray[Any, Any]] = {ch: np.full((p_count, s), np.nan)
                                                  for ch in ('position', 'yaw', 'speed',
-                                                            'yaw_rate')}
+                                                            'yaw_rate', 'gyro')}
         errs['position_xy'] = np.full((p_count, s, 2), np.nan)
         pred, rows = self.predict(values, win)
         if pred is not None:

@@ -41,7 +41,8 @@ class FitWindows:
     Per window (W,): ``bag`` (dataset index), ``index`` (grid number k), ``start`` (first stamp,
     s on the dataset clock), measured-frame initial state ``x0 y0 yaw0 vx0 vy0 yaw_rate0``.
     Per sample (S,): ``sample_window`` (window position), ``tau`` (time since the window's
-    start), truth ``x y yaw`` (raw) ``vx vy yaw_rate`` (local fit) and ``first`` (the window's
+    start), truth ``x y yaw`` (raw), ``vx vy yaw_rate`` (local fit), ``gyro`` (the IMU's yaw rate
+    on the pose clock, NaN without one) and ``first`` (the window's
     first sample, which is the initial state and not scored). Commands: ``t_cmd`` (C,) relative
     to the window start, from ``-lookback``; ``steering_cmd``/``drive_cmd`` (W, C) in the
     datasets' kinds (drive gated by the deadman).
@@ -65,6 +66,7 @@ class FitWindows:
     vx: Array
     vy: Array
     yaw_rate: Array
+    gyro: Array
     first: Array
     t_cmd: Array
     steering_cmd: Array
@@ -101,7 +103,7 @@ class FitWindows:
                  ('bag', 'index', 'start', 'x0', 'y0', 'yaw0', 'vx0', 'vy0', 'yaw_rate0',
                   'steering_cmd', 'drive_cmd')}
         per_s = {k: getattr(self, k)[s_keep] for k in
-                 ('tau', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'first')}
+                 ('tau', 'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'gyro', 'first')}
         return FitWindows(horizon=self.horizon, sample_window=new_pos[self.sample_window][s_keep],
                           t_cmd=self.t_cmd, steering_kind=self.steering_kind,
                           drive_kind=self.drive_kind, names=self.names,
@@ -159,6 +161,23 @@ def truth_noise(track: PoseTrack) -> dict[str, float]:
             'yaw_rate': sy / math.sqrt(sum_tau2)}
 
 
+def _gyro_at(ds: Dataset, t: Array) -> Array:
+    """The bias-free gyro yaw rate on the pose clock at ``t`` (NaN without a gyro or outside its
+    samples)."""
+    if ds.imu_t.size < 10:
+        return np.full(t.shape, np.nan)
+    inside = (t >= ds.imu_t[0]) & (t <= ds.imu_t[-1])
+    return np.where(inside, np.interp(t, ds.imu_t, ds.imu_yaw_rate), np.nan)
+
+
+def gyro_noise(ds: Dataset) -> dict[str, float]:
+    """Noise level of the gyro: 1.4826 MAD of successive differences / sqrt 2."""
+    if ds.imu_t.size < 10:
+        return {}
+    d = np.diff(ds.imu_yaw_rate)
+    return {'gyro': float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))}
+
+
 def command_grid(horizon: float, lookback: float, dt: float) -> Array:
     """Window-relative command times [s]: from -lookback to past the horizon on the dt grid."""
     n_back = math.ceil(lookback / dt - 1e-9)
@@ -183,7 +202,7 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
                                       'yaw_rate0', 'steering_cmd', 'drive_cmd')}
     per_s: dict[str, list[Array]] = {k: [] for k in
                                      ('sample_window', 'tau', 'x', 'y', 'yaw', 'vx', 'vy',
-                                      'yaw_rate', 'first')}
+                                      'yaw_rate', 'gyro', 'first')}
     skipped: list[dict[str, list[int]]] = []
     noise: list[dict[str, float]] = []
     n_w = 0
@@ -196,7 +215,7 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
         except ValueError as exc:
             raise CalibrationError(f'{ds.name}: {exc}') from None
         skipped.append(win.skipped)
-        noise.append(truth_noise(track))
+        noise.append({**truth_noise(track), **gyro_noise(ds)})
         if not win.index.size:
             continue
         vx_t, vy_t, r_t, valid = _truth(track)
@@ -219,6 +238,7 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
         per_s['vx'].append(np.where(valid[rows], vx_t[rows], np.nan))
         per_s['vy'].append(np.where(valid[rows], vy_t[rows], np.nan))
         per_s['yaw_rate'].append(np.where(valid[rows], r_t[rows], np.nan))
+        per_s['gyro'].append(_gyro_at(ds, win.sample_t))
         per_s['first'].append(first)
         n_w += w
     if not n_w:
