@@ -27,15 +27,17 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
     cands = candidates(s, ('angle', 'wheel_speed'), base, fit_offset=False)
     assert len(cands) == 4
     first = cands[0]
-    assert first.structure == {'servo_model': 'first_order', 'drive_model': 'first_order'}
+    assert 'mu2' in first.names and 'cg_height' in first.names and 'drive_delay' in first.names
+    assert first.structure == {'servo_model': 'first_order', 'drive_model': 'first_order',
+                               'tyre_model': 'fiala'}
     for name in ('steering_gain', 'steering_offset', 'command_latency', 'servo_time_constant',
                  'effective_wheel_radius', 'drive_time_constant', 'cornering_stiffness_front'):
         assert name in first.names
     assert 'mass' not in first.names and 'wheelbase' not in first.names  # measured
-    no_delay = cands[1]
+    no_delay = cands[2]                  # the delayed candidates come first (warm starts)
     assert 'command_latency' not in no_delay.names
     assert no_delay.structure['command_latency'] == 0.0
-    assert 'servo_natural_frequency' in cands[2].names
+    assert 'servo_natural_frequency' in cands[1].names
     free = {f.name: f for f in resolve_free(s, base, first.names)}
     cf = free['cornering_stiffness_front']
     v0 = base.tyres.cornering_stiffness_front
@@ -50,11 +52,12 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
         throttle.names
 
 
-def test_start_values_are_clipped_into_the_bounds_and_centre_relative_priors(base):
-    s = load_fit_settings(free=['max_steering_rate', 'steering_offset'])
-    free = resolve_free(s, base, start={'max_steering_rate': 100.0, 'steering_offset': 0.02})
-    v0 = base.steering.max_steering_rate
-    assert free[0].start == pytest.approx(5.0 * v0) and free[0].prior_mean == free[0].start
+def test_start_values_are_clipped_into_the_bounds_and_priors_centre_on_the_base(base):
+    s = load_fit_settings(free=['yaw_inertia', 'steering_offset'])
+    free = resolve_free(s, base, start={'yaw_inertia': 100.0, 'steering_offset': 0.02})
+    v0 = base.mass_properties.yaw_inertia
+    assert free[0].start == pytest.approx(5.0 * v0)            # clipped to the upper bound
+    assert free[0].prior_mean == v0 and free[0].prior_std == pytest.approx(v0)  # base-centred
     assert free[1].start == 0.02
 
 
