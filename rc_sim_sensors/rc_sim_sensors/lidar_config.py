@@ -42,6 +42,10 @@ def _probability(v: float) -> str | None:
     return None if 0.0 <= v <= 1.0 else f'must be a probability in [0, 1], got {v!r}'
 
 
+def _correlation(v: float) -> str | None:
+    return None if -1.0 < v < 1.0 else f'must be in (-1, 1), got {v!r}'
+
+
 def _seed(v: int) -> str | None:
     return None if 0 <= v < 2**63 else f'must be in [0, 2**63), got {v!r}'
 
@@ -84,6 +88,9 @@ class LidarErrorConfig:
                              '(sigma = sigma0 + k d).', _non_negative)
     noise_stddev_per_meter: float = _p(0.0, 'm/m', 'Range-proportional part k of the noise '
                                        'stddev (sigma = sigma0 + k d).', _non_negative)
+    noise_beam_correlation: float = _p(0.0, '-', 'Correlation rho of the noise of neighbouring '
+                                       'beams: n_i = rho n_i-1 + sqrt(1 - rho^2) e_i.',
+                                       _correlation)
     bias_initial: float = _p(0.0, 'm', 'Range bias b0 of the first scan (and after reset_bias).')
     bias_walk_stddev: float = _p(0.0, 'm', 'Random-walk increment stddev sigma_b per scan: '
                                  'w_k+1 = w_k + N(0, sigma_b^2).', _non_negative)

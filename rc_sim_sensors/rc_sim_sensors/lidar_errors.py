@@ -12,6 +12,7 @@ and the new state. Effects, in the order they are applied (equations in ``docs/l
    p_mix, d_i + w (d_i+1 - d_i), w ~ U(0, 1);
 3. range noise and bias: z = d + b_k + mu + sigma(d) n, n ~ N(0, 1),
    sigma(d) = sigma0 + k d (datasheets state accuracy as a constant plus a percentage);
+   neighbouring beams' n may be correlated: n_i = rho n_i-1 + sqrt(1 - rho^2) e_i (AR(1));
    b_k = b0 + w_k + g_k with the random walk w_k+1 = w_k + N(0, sigma_b^2) and the first-order
    Gauss-Markov process g_k+1 = phi g_k + sqrt(1 - phi^2) sigma_g N(0, 1), phi = exp(-dt / tau)
    (the exact discretisation of an Ornstein-Uhlenbeck process, as gz-sensors' dynamic bias);
@@ -178,7 +179,7 @@ def apply_lidar_errors(
         c.incidence_dropout_probability, c.intensity_dropout_limit,
         c.intensity_dropout_probability, c.spurious_probability, c.range_min, c.range_max,
         c.range_resolution, c.mixed_pixel_probability, c.range_dropout_probability,
-        c.range_dropout_start])
+        c.range_dropout_start, c.noise_beam_correlation])
     flags = np.array([c.has_angular_effects, _MODES[c.out_of_range],
                       c.has_noise or c.has_bias or c.noise_mean != 0], dtype=np.int64)
     blocks = np.array([event, mix, noise, jitter], dtype=np.int64)

@@ -65,7 +65,8 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
     ``p`` = (jitter_stddev, edge_threshold, noise_mean, noise_stddev, noise_stddev_per_meter,
     dropout_probability, incidence_start, incidence_probability, intensity_limit,
     intensity_probability, spurious_probability, range_min, range_max, range_resolution,
-    mixed_pixel_probability, range_dropout_probability, range_dropout_start);
+    mixed_pixel_probability, range_dropout_probability, range_dropout_start,
+    noise_beam_correlation);
     ``flags`` = (angular, out-of-range mode (0 rep117, 1 clamp, 2 zero), add_offset).
     """
     n_scans, n_beams = ranges.shape
@@ -73,7 +74,8 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
     mean, sigma0, sigma_k = p[2], p[3], p[4]
     p_drop, inc_start, p_inc, i_limit, p_int, p_spur = p[5], p[6], p[7], p[8], p[9], p[10]
     r_min, r_max, quantum, p_mix = p[11], p[12], p[13], p[14]
-    p_rng, rng_start = p[15], p[16]
+    p_rng, rng_start, rho = p[15], p[16], p[17]
+    rho_c = math.sqrt(1.0 - rho * rho)
     angular, mode, add_offset = flags[0] != 0, flags[1], flags[2] != 0
     clamp, zero = mode == 1, mode == 2
     event, mix, noi, jit = blocks[0], blocks[1], blocks[2], blocks[3]
@@ -101,6 +103,9 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
             base = 3 + noi * n_beams
             for i in range(n_beams):
                 n_noise[i] = normal_from_uniform(u[s, base + i])
+            if rho != 0.0:  # stationary AR(1) along the beams: unit variance, lag-1 corr rho
+                for i in range(1, n_beams):
+                    n_noise[i] = rho * n_noise[i - 1] + rho_c * n_noise[i]
         # 1. angular resampling
         if angular and n_beams > 1:
             for i in range(n_beams):

@@ -446,3 +446,22 @@ def test_beam_limit_is_checked_before_allocating(monkeypatch):
 def test_degenerate_angle_grids_are_refused(angles):
     with pytest.raises(ValueError, match='angles must'):
         run(cfg(angle_resolution=0.01), np.ones(BEAMS), angles=angles)
+
+
+def test_beam_correlated_noise_is_ar1_along_the_beams():
+    """n_i = rho n_i-1 + sqrt(1 - rho^2) e_i: unit variance, lag-k correlation rho^k."""
+    rho, sigma = 0.45, 0.01
+    r = np.full((300, BEAMS), 4.0)
+    out, _ = run(cfg(noise_stddev=sigma, noise_beam_correlation=rho), r, 17)
+    err = (out.ranges - r)[:, 1:]  # beam 0 starts the recursion
+    n = err.size
+    assert abs(err.std() - sigma) < Z * sigma * math.sqrt((1 + rho**2) / (1 - rho**2) / (2 * n))
+    for lag in (1, 2, 3):
+        c = np.mean(err[:, lag:] * err[:, :-lag]) / err.var()
+        # standard error of a lag-k autocorrelation of an AR(1) series (Bartlett's formula)
+        se = math.sqrt(((1 + rho**2) * (1 - rho**(2 * lag)) / (1 - rho**2)
+                        - 2 * lag * rho**(2 * lag)) / n)
+        assert abs(c - rho**lag) < Z * se, (lag, c)
+    independent, _ = run(cfg(noise_stddev=sigma), r, 17)
+    assert abs(np.corrcoef((independent.ranges - r)[:, 1:].ravel(),
+                           (independent.ranges - r)[:, :-1].ravel())[0, 1]) < Z / math.sqrt(n)
