@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from rc_sim_sensors.scan_geometry import Scan
 
 __all__ = ['MIN_STATIC_PAIRS', 'STATIC_RATIO', 'PairFit', 'align', 'fit_pair', 'fit_pairs',
-           'robust_scale', 'static_fits', 'static_spans']
+           'local_slope', 'robust_scale', 'static_fits', 'static_spans', 'translation_terms']
 
 F64 = NDArray[np.float64]
 #: a pair is static when raw scale <= STATIC_RATIO x motion-compensated scale
@@ -116,7 +116,7 @@ def align(a: Scan, b: Scan) -> tuple[F64, F64]:
     return out, factor
 
 
-def _slope(m: F64, increment: float) -> F64:
+def local_slope(m: F64, increment: float) -> F64:
     """dr/dtheta [m/rad]: least-squares slope over beams i-2..i+2 on one surface (NaN else)."""
     n = m.shape[0]
     slope = np.full(n, np.nan)
@@ -131,6 +131,14 @@ def _slope(m: F64, increment: float) -> F64:
     return slope
 
 
+def translation_terms(theta: F64, slope: F64, ranges: F64) -> tuple[F64, F64]:
+    """(a_x, a_y) = (cos th + g sin th, sin th - g cos th), g = (dr/dth) / r: a translation
+    t of the sensor changes the range of a planar surface by -(t_x a_x + t_y a_y)."""
+    with np.errstate(invalid='ignore', divide='ignore'):
+        g = slope / ranges
+    return np.cos(theta) + g * np.sin(theta), np.sin(theta) - g * np.cos(theta)
+
+
 @dataclass(frozen=True)
 class PairFit:
     """Motion-compensated differences of scans k and k+1, normalised to variance sigma^2.
@@ -138,7 +146,8 @@ class PairFit:
     ``beams``: beams of scan k used; ``ranges``: their mean range [m]; ``residuals`` [m];
     ``tan_incidence``: |g| = |dr/dth| / r; ``raw_scale`` / ``scale``: robust sigma before / after
     motion compensation [m]; ``offset``: common range change db [m] and its standard error;
-    ``translation`` [m] and ``rotation`` [rad] of the sensor between the scans.
+    ``translation`` [m] and ``rotation`` [rad] of the sensor between the scans; ``shift``: the
+    coefficients (c_x, c_y) of the translation terms, dz = c_x a_x + c_y a_y.
     """
 
     index: int
@@ -152,6 +161,7 @@ class PairFit:
     offset_se: float
     translation: float
     rotation: float
+    shift: tuple[float, float] = (0.0, 0.0)
 
     @property
     def static(self) -> bool:
@@ -165,7 +175,7 @@ def fit_pair(a: Scan, b: Scan, index: int = 0) -> PairFit | None:
     rb, factor = align(a, b)
     ra = np.where(a.valid(), a.ranges.astype(np.float64), np.nan)
     mean = 0.5 * (ra + rb)
-    slope = _slope(mean, a.angle_increment)
+    slope = local_slope(mean, a.angle_increment)
     with np.errstate(invalid='ignore', divide='ignore'):
         g = slope / mean
         use = (np.isfinite(ra) & np.isfinite(rb) & np.isfinite(g)
@@ -177,8 +187,8 @@ def fit_pair(a: Scan, b: Scan, index: int = 0) -> PairFit | None:
     gi = g[beams]
     w = 1.0 / np.sqrt(factor[beams])
     d = (rb - ra)[beams]
-    design = np.stack([np.ones_like(th), np.cos(th) + gi * np.sin(th),
-                       np.sin(th) - gi * np.cos(th), slope[beams]], axis=1) * w[:, None]
+    ax, ay = translation_terms(th, slope[beams], mean[beams])
+    design = np.stack([np.ones_like(th), ax, ay, slope[beams]], axis=1) * w[:, None]
     y = d * w
     raw = robust_scale(y - np.median(y))
     beta, resid = _huber_fit(design, y)
@@ -191,7 +201,8 @@ def fit_pair(a: Scan, b: Scan, index: int = 0) -> PairFit | None:
     return PairFit(index=index, beams=beams, ranges=mean[beams], residuals=resid,
                    tan_incidence=np.abs(gi), raw_scale=raw, scale=scale, offset=float(beta[0]),
                    offset_se=scale * math.sqrt(max(cov00, 0.0)),
-                   translation=float(math.hypot(beta[1], beta[2])), rotation=float(beta[3]))
+                   translation=float(math.hypot(beta[1], beta[2])), rotation=float(beta[3]),
+                   shift=(float(beta[1]), float(beta[2])))
 
 
 def _huber_fit(design: F64, y: F64, iterations: int = 8) -> tuple[F64, F64]:

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from rc_sim_sensors.scan_geometry import Scan, invalid_kinds
 from rc_sim_sensors.scan_pairs import fit_pairs, robust_scale, static_fits
 
-__all__ = ['MAX_NOISE_PAIRS', 'ScanStats', 'direction_bins', 'scan_stats']
+__all__ = ['MAX_NOISE_PAIRS', 'ScanStats', 'direction_bins', 'scan_stats', 'static_residuals']
 
 #: consecutive scan pairs examined for the noise estimate (evenly spaced blocks beyond it)
 MAX_NOISE_PAIRS = 2000
@@ -53,6 +53,7 @@ class ScanStats:
     dropout_estimate: float
     noise_estimate: float
     noise_pairs: int
+    noise_samples: int
     pairs: int
     range_p01: float
     range_median: float
@@ -119,6 +120,18 @@ def direction_bins(scans: Sequence[Scan]) -> tuple[list[NDArray[np.int64]], int]
     return bins, count
 
 
+def static_residuals(scans: Sequence[Scan], bins: Sequence[NDArray[np.int64]],
+                     max_pairs: int = MAX_NOISE_PAIRS,
+                     ) -> tuple[NDArray[np.float64], NDArray[np.int64], int]:
+    """Motion-compensated residuals of the nearly static runs, their directions and the number
+    of static pairs."""
+    still = static_fits(fit_pairs(scans, max_pairs))
+    if not still:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), 0
+    return (np.concatenate([f.residuals for f in still]),
+            np.concatenate([bins[f.index][f.beams] for f in still]), len(still))
+
+
 def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
                max_pairs: int = MAX_NOISE_PAIRS) -> ScanStats:
     """Statistics of ``scans`` (module docstring); ``scans`` must not be empty."""
@@ -140,15 +153,13 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
     usually = valid_per * 2 > total_per
     dropout = (float(1.0 - valid_per[usually].sum() / total_per[usually].sum())
                if usually.any() else math.nan)
-    fits = fit_pairs(scans, max_pairs)
-    still = static_fits(fits)
-    noise = (robust_scale(np.concatenate([f.residuals for f in still])) if still
-             else math.nan)
+    residuals, _, still = static_residuals(scans, bins, max_pairs)
+    noise = robust_scale(residuals) if residuals.size else math.nan
     valid_values = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
     pct = (np.percentile(valid_values, [1, 50, 99]) if valid_values.size
            else [math.nan] * 3)
-    stamps = np.array([s.stamp for s in scans])
-    span = float(stamps.max() - stamps.min()) if len(scans) > 1 else 0.0
+    steps = np.diff(np.sort(np.array([s.stamp for s in scans])))
+    period = float(np.median(steps)) if steps.size else 0.0
     beams = [s.beams for s in scans]
     amins = [s.angle_min for s in scans]
     incs = [s.angle_increment for s in scans]
@@ -160,9 +171,9 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
         topic=topic, scans=len(scans), beams_min=min(beams), beams_max=max(beams),
         fixed_geometry=all(s.geometry == scans[0].geometry for s in scans),
         angle_min=(min(amins), max(amins)), angle_increment=(min(incs), max(incs)),
-        rate_hz=(len(scans) - 1) / span if span > 0 else 0.0, readings=readings,
+        rate_hz=1.0 / period if period > 0 else 0.0, readings=readings,
         valid_fraction=frac('valid'), pos_inf_fraction=frac('+inf'),
         neg_inf_fraction=frac('-inf'), nan_fraction=frac('nan'), low_fraction=frac('low'),
         high_fraction=frac('high'), dropout_estimate=dropout, noise_estimate=noise,
-        noise_pairs=len(still), pairs=max(len(scans) - 1, 0), range_p01=float(pct[0]),
+        noise_pairs=still, noise_samples=int(residuals.size), pairs=max(len(scans) - 1, 0), range_p01=float(pct[0]),
         range_median=float(pct[1]), range_p99=float(pct[2]), skipped=skipped)
