@@ -171,8 +171,9 @@ class _Batcher:
             out = self.model.apply(np.stack([r for r, _ in inputs]), first.angles,
                                    np.array([s.stamp for _, s in batch]), intensities,
                                    incidence)
+            lost_flags = np.atleast_1d(out.lost)
             for k, (msg, _) in enumerate(batch):
-                lost.append(bool(out.lost[k]))
+                lost.append(bool(lost_flags[k]))
                 msg.ranges = np.ascontiguousarray(out.ranges[k], dtype=np.float32)
                 if out.intensities is not None:
                     msg.intensities = np.ascontiguousarray(out.intensities[k],

@@ -1,5 +1,5 @@
-"""``rcsim lidar apply|stats|fit``: inject lidar errors into a recorded bag, summarise a scan topic,
-or fit an error config to static recordings of a real sensor.
+"""``rcsim lidar apply|stats|fit``: inject lidar errors into a recorded bag, summarise a scan
+topic, or fit an error config to static recordings of a real sensor.
 
 Registered by ``rc_sim_engine.cli`` (``register(subparsers)``); rosbags is imported only when a
 command runs.
@@ -163,8 +163,7 @@ def command_fit(args: argparse.Namespace) -> int:
     """``rcsim lidar fit``."""
     from pathlib import Path
 
-    from rc_sim_description.atomic import atomic_output_dir, atomic_output_file, \
-        check_output_path
+    from rc_sim_description.atomic import atomic_output_dir, atomic_output_file, check_output_path
     from rc_sim_sensors.bag_tools import read_scan_series
     from rc_sim_sensors.lidar_config import LidarErrorConfig
     from rc_sim_sensors.lidar_fit import fit_lidar

@@ -50,13 +50,6 @@ from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
 from rc_sim_sensors.scan_geometry import Scan
 from rc_sim_sensors.scan_io import model_input, reported_limits
-from rc_sim_sensors.static_scene import (
-    SpanMotion,
-    StaticScene,
-    sample_scene,
-    span_motion,
-    static_scene,
-)
 from rc_sim_sensors.scan_pairs import (
     MIN_STATIC_PAIRS,
     STATIC_RATIO,
@@ -64,6 +57,13 @@ from rc_sim_sensors.scan_pairs import (
     fit_pairs,
     robust_scale,
     static_spans,
+)
+from rc_sim_sensors.static_scene import (
+    SpanMotion,
+    StaticScene,
+    sample_scene,
+    span_motion,
+    static_scene,
 )
 
 __all__ = ['MAX_FIT_PAIRS', 'UNOBSERVABLE', 'LidarFit', 'LidarFitError', 'PairTrace', 'Span',
@@ -268,9 +268,9 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
                 'incidence': ('incidence_dropout_probability', 'incidence_dropout_start'),
                 'intensity': ('intensity_dropout_probability', 'intensity_dropout_limit')}
         p_key, x_key = keys[dropout.covariate]
-        values[p_key], values[x_key] = dropout.p1, dropout.start
-        if dropout.covariate == 'intensity' and values[x_key] <= 0:
-            values[x_key] = 1e-6
+        values[p_key] = dropout.p1
+        values[x_key] = max(dropout.start, 1e-6) if dropout.covariate == 'intensity' else \
+            dropout.start
 
     # mixed pixels, outliers, lost scans
     sigma_dir = [overall + k.value * np.nan_to_num(sc.range) for sc in scenes]
@@ -305,8 +305,8 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
         'stamps')
     values['scan_loss_probability'] = p_loss
     config = LidarErrorConfig.from_mapping(values, 'lidar fit')
-    return LidarFit(config, est, spans, span_scans, motions, pairs, len(fits_all), bins, ramps, chi2,
-                    kinds, notes, traces)
+    return LidarFit(config, est, spans, span_scans, motions, pairs, len(fits_all), bins, ramps,
+                    chi2, kinds, notes, traces)
 
 
 def _invalid_returns(scenes: Sequence[StaticScene], range_max: float,

@@ -24,9 +24,17 @@ from numpy.typing import NDArray
 
 from rc_sim_description.limits import soft_limit
 
-__all__ = ['BEAM_LIMIT_VARIABLE', 'DEFAULT_MAX_SCAN_BEAMS', 'Scan', 'invalid_kinds',
-           'incidence_from_ranges', 'max_scan_beams', 'scan_from_message', 'scan_problem',
-           'valid_mask']
+__all__ = [
+    'BEAM_LIMIT_VARIABLE',
+    'DEFAULT_MAX_SCAN_BEAMS',
+    'Scan',
+    'incidence_from_ranges',
+    'invalid_kinds',
+    'max_scan_beams',
+    'scan_from_message',
+    'scan_problem',
+    'valid_mask',
+]
 
 #: Beams per scan accepted by default: 100,000 is about 30x the densest planar scanners (a
 #: 0.1 deg full circle has 3,600 beams); one scan then costs a few MB in the error model.

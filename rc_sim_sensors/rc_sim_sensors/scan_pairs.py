@@ -212,8 +212,9 @@ def _huber_fit(design: F64, y: F64, iterations: int = 8) -> tuple[F64, F64]:
     resid = y.copy()
     for _ in range(iterations):
         sw = np.sqrt(weights)
-        beta = np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)[0]
-        resid = y - design @ beta
+        beta = np.asarray(np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)[0],
+                          dtype=np.float64)
+        resid = np.asarray(y - design @ beta, dtype=np.float64)
         s = 1.4826 * float(np.median(np.abs(resid)))
         if s == 0.0:
             break

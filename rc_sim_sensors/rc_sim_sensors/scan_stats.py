@@ -7,6 +7,7 @@ median |angle_increment|. Readings are valid when finite and within the message'
 :func:`~rc_sim_sensors.scan_geometry.valid_mask`).
 
 - dropout estimate: invalid readings in directions that are valid in more than half of the scans;
+- rate: 1 / mean stamp interval, leaving out gaps over 1.5 median intervals;
 - noise estimate: 3-sigma-clipped RMS of motion-compensated scan-to-scan differences over runs of
   nearly static pairs (:mod:`rc_sim_sensors.scan_pairs`); n/a when the sensor never stands still.
 
@@ -114,7 +115,7 @@ def direction_bins(scans: Sequence[Scan]) -> tuple[list[NDArray[np.int64]], int]
         index = np.arange(scans[0].beams, dtype=np.int64)
         return [index] * len(scans), scans[0].beams
     delta = float(np.median([abs(s.angle_increment) for s in scans]))
-    count = int(math.ceil(2.0 * math.pi / delta)) + 1
+    count = math.ceil(2.0 * math.pi / delta) + 1
     bins = [np.mod(np.rint(np.mod(s.angles, 2.0 * math.pi) / delta), count).astype(np.int64)
             for s in scans]
     return bins, count
@@ -160,6 +161,8 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
            else [math.nan] * 3)
     steps = np.diff(np.sort(np.array([s.stamp for s in scans])))
     period = float(np.median(steps)) if steps.size else 0.0
+    if period > 0:  # mean interval without gaps (lost scans, several recordings)
+        period = float(np.mean(steps[steps < 1.5 * period]))
     beams = [s.beams for s in scans]
     amins = [s.angle_min for s in scans]
     incs = [s.angle_increment for s in scans]
@@ -175,5 +178,6 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
         valid_fraction=frac('valid'), pos_inf_fraction=frac('+inf'),
         neg_inf_fraction=frac('-inf'), nan_fraction=frac('nan'), low_fraction=frac('low'),
         high_fraction=frac('high'), dropout_estimate=dropout, noise_estimate=noise,
-        noise_pairs=still, noise_samples=int(residuals.size), pairs=max(len(scans) - 1, 0), range_p01=float(pct[0]),
-        range_median=float(pct[1]), range_p99=float(pct[2]), skipped=skipped)
+        noise_pairs=still, noise_samples=int(residuals.size), pairs=max(len(scans) - 1, 0),
+        range_p01=float(pct[0]), range_median=float(pct[1]), range_p99=float(pct[2]),
+        skipped=skipped)

@@ -98,7 +98,7 @@ def _grid(scans: Sequence[Scan]) -> tuple[float, float, int, bool]:
     full = all(s.full_circle for s in scans)
     lo = min(float(s.angles.min()) for s in scans if s.beams)
     hi = max(float(s.angles.max()) for s in scans if s.beams)
-    count = int(math.ceil(2.0 * math.pi / inc)) if full else int(round((hi - lo) / inc)) + 1
+    count = math.ceil(2.0 * math.pi / inc) if full else round((hi - lo) / inc) + 1
     return lo, inc, max(count, 1), full
 
 
