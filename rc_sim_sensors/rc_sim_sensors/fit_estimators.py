@@ -37,6 +37,7 @@ QUANTA = (1e-4, 2e-4, 2.5e-4, 5e-4, 1e-3, 2e-3, 2.5e-3, 5e-3, 1e-2)
 #: 1.03 / sqrt(2N) (efficiency at the normal) x sqrt(1.5) (consecutive differences share a scan)
 SCALE_SE = 1.03 * math.sqrt(1.5 / 2.0)
 LRT_THRESHOLD = 13.8  # chi^2 with 2 degrees of freedom at p = 0.001
+_DRIFT_SCANS = 100
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,8 @@ def mixed_pixels(scans: Sequence[Scan], scene: StaticScene, sigma: F64, threshol
 
     Edges: neighbouring directions, both valid in most scans, whose median ranges differ by more
     than ``threshold``. A reading of either direction counts as mixed when it lies more than
-    3 sigma from both surfaces. Returns (mixed readings, opportunities = scans x edges x the
+    3 sigma plus the surface's change across one direction (|dS/dth| x increment) from both
+    surfaces. Returns (mixed readings, opportunities = scans x edges x the
     chance 1 - 6 sigma / jump that a uniform blend lands there, edges).
     """
     r = scene.range
@@ -254,7 +256,10 @@ def mixed_pixels(scans: Sequence[Scan], scene: StaticScene, sigma: F64, threshol
         return 0, 0.0, 0
     near = np.minimum(r[index], r[index + 1])
     far = np.maximum(r[index], r[index + 1])
-    s = sigma[index]
+    # a surface also changes across one direction's width (oblique or curved): not a blend
+    width = np.nan_to_num(np.maximum(np.abs(scene.slope[index]), np.abs(scene.slope[index + 1]))
+                          * scene.increment)
+    s = sigma[index] + width / 3.0
     edge_of = np.full(r.size, -1, dtype=np.int64)
     edge_of[index + 1] = np.arange(index.size)
     edge_of[index] = np.arange(index.size)  # a direction between two edges keeps the left one
@@ -272,45 +277,47 @@ def mixed_pixels(scans: Sequence[Scan], scene: StaticScene, sigma: F64, threshol
 
 def bias_drift(runs: Sequence[tuple[F64, F64]], period: float, longest: float,
                ) -> tuple[Estimate, Estimate]:
-    """Drift of the common range offset b_k from the per-pair offsets db_k = b_k+1 - b_k (and
-    their standard errors se_k) of each static run, by Gaussian maximum likelihood.
+    """Drift of the common range offset from per-scan offsets b_k (each scan against its
+    span's scene) and their standard errors se_k, by Gaussian maximum likelihood.
 
-    b_k is a Gauss-Markov process (stddev sigma_g, phi = exp(-T / tau), T = scan period), so
-    var(db) = 2 sigma_g^2 (1 - phi) and cov(db_k, db_k+m) = -sigma_g^2 phi^(m-1) (1 - phi)^2
-    (m >= 1), plus diag(se^2). phi = 0 is a new offset every scan, phi -> 1 a random walk.
-    tau is searched up to ``longest`` (the longest static span [s]): a short recording cannot
-    tell a slower drift, and a bounded one keeps long simulations honest. The drift is kept
-    when its AIC (2 parameters) beats no drift. Returns (sigma_g, tau) estimates (0 = none).
+    b_k - mean(b) = g_k + e_k: g a stationary Gauss-Markov process, cov(g_i, g_j) =
+    sigma_g^2 phi^|i-j| with phi = exp(-T / tau) (T = scan period; phi -> 0 is a new offset
+    every scan, phi -> 1 a random walk), e_k ~ N(0, se_k^2) independent. tau is searched up to
+    ``longest`` (the longest static span [s]): a short recording cannot tell a slower drift,
+    and a bounded one keeps long simulations honest. The drift is kept when its AIC
+    (2 parameters) beats no drift. At most 100 scans per span enter. Returns the sigma_g and
+    tau estimates (0 = no drift).
     """
-    runs = [(d[:400], e[:400]) for d, e in runs if d.size >= 2]
+    runs = [(d[:_DRIFT_SCANS] - np.mean(d[:_DRIFT_SCANS]), e[:_DRIFT_SCANS])
+            for d, e in runs if d.size >= 3]
     samples = int(sum(d.size for d, _ in runs))
-    none = (Estimate(0.0, math.nan, samples, 'no drift: the per-pair offsets are explained by '
+    none = (Estimate(0.0, math.nan, samples, 'no drift: the per-scan offsets are explained by '
                      'their estimation noise'), Estimate(0.0, math.nan, samples))
     if not runs or period <= 0:
         return none
     level = float(np.mean(np.concatenate([d for d, _ in runs]) ** 2))
+    lags = [np.abs(np.subtract.outer(np.arange(d.size), np.arange(d.size))) for d, _ in runs]
 
     def loglik(s2: float, phi: float) -> float:
         total = 0.0
-        for d, e in runs:
-            m = d.size
-            lag = np.abs(np.subtract.outer(np.arange(m), np.arange(m)))
-            cov = np.where(lag == 0, 2.0 * (1.0 - phi),
-                           -(phi ** np.maximum(lag - 1, 0)) * (1.0 - phi) ** 2) * s2
-            cov = cov + np.diag(e * e + 1e-30)
-            _, logdet = np.linalg.slogdet(cov)
-            total += -0.5 * (logdet + float(d @ np.linalg.solve(cov, d))
-                             + m * math.log(2 * math.pi))
+        for (d, e), lag in zip(runs, lags):
+            cov = np.diag(e * e + 1e-30) + s2 * phi ** lag
+            try:
+                chol = np.linalg.cholesky(cov)
+            except np.linalg.LinAlgError:
+                return -math.inf
+            z = np.linalg.solve(chol, d)
+            total += -0.5 * (2.0 * float(np.sum(np.log(np.diag(chol)))) + float(z @ z)
+                             + d.size * math.log(2 * math.pi))
         return total
 
     ll_none = loglik(0.0, 0.0)
     if level <= 0:
         return none
-    taus = np.geomspace(0.05 * period, max(longest, period), 12)
-    phis = np.exp(-period / taus)
+    taus = np.geomspace(0.05 * period, max(longest, period), 8)
     best = (-math.inf, 0.0, 0.0)
-    for phi in phis:
-        grid = np.geomspace(1e-4 * level, 1e3 * level, 43) / (2.0 * (1.0 - phi))
+    for phi in np.exp(-period / taus):
+        grid = np.geomspace(1e-3 * level, 1e2 * level, 25)
         values = [loglik(float(s2), float(phi)) for s2 in grid]
         i = int(np.argmax(values))
         if values[i] > best[0]:
@@ -322,7 +329,7 @@ def bias_drift(runs: Sequence[tuple[F64, F64]], period: float, longest: float,
     curv = (loglik(s2 + h, phi) - 2.0 * ll + loglik(s2 - h, phi)) / (h * h)
     se_s2 = 1.0 / math.sqrt(-curv) if curv < 0 else math.nan
     sigma = math.sqrt(s2)
-    tau = -period / math.log(phi)
+    tau = -period / math.log(phi) if phi > 0 else 0.05 * period
     how = (f'Gauss-Markov offset (AIC {4.0 - 2.0 * ll:.1f} vs {-2.0 * ll_none:.1f} without '
            f'drift); tau searched up to the longest static span, {longest:.2f} s')
     return (Estimate(sigma, se_s2 / (2.0 * sigma), samples, how),

@@ -59,18 +59,24 @@ from rc_sim_sensors.scan_pairs import (
     static_spans,
 )
 from rc_sim_sensors.static_scene import (
+    Registration,
     SpanMotion,
     StaticScene,
+    register,
     sample_scene,
-    span_motion,
     static_scene,
 )
 
-__all__ = ['MAX_FIT_PAIRS', 'UNOBSERVABLE', 'LidarFit', 'LidarFitError', 'PairTrace', 'Span',
+__all__ = ['MAX_FIT_PAIRS', 'MAX_SPANS', 'MAX_SPAN_SCANS', 'UNOBSERVABLE', 'LidarFit',
+           'LidarFitError', 'PairTrace', 'Span',
            'fit_lidar', 'simulate_like']
 
 #: consecutive pairs examined per recording (evenly spaced blocks beyond it)
 MAX_FIT_PAIRS = 20_000
+#: a static span longer than this is cut into spans of this many scans (each its own scene)
+MAX_SPAN_SCANS = 600
+#: spans kept (evenly chosen when there are more): bounds time and memory on long recordings
+MAX_SPANS = 8
 #: config keys a static recording cannot tell, with the reason
 UNOBSERVABLE = {
     'bias_initial': 'the absolute range offset needs a known distance',
@@ -170,7 +176,7 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
     """
     spans: list[Span] = []
     span_scans: list[list[Scan]] = []
-    motions: list[SpanMotion] = []
+    regs: list[Registration] = []
     still: list[list[PairFit]] = []
     shared: list[PairFit] = []
     traces: list[PairTrace] = []
@@ -188,18 +194,29 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
                                 np.array([f.scale for f in fits]),
                                 np.array([f.static for f in fits], dtype=bool)))
         for run in static_spans(fits):
-            run_fits = [f for f in fits if run[0] <= f.index < run[1] and f.static]
-            sigma = robust_scale(np.concatenate([f.residuals for f in run_fits]))
-            trimmed = _trim(scans, run_fits, run[0], run[1], sigma)
-            if trimmed is None:
-                continue
-            first, last = trimmed
-            spans.append(Span(name, first, last, scans[first].stamp - t0, scans[last].stamp - t0))
-            span_scans.append(list(scans[first:last + 1]))
-            still.append([f for f in fits if first <= f.index < last and f.static])
-            motions.append(span_motion(still[-1], first, last - first + 1))
-            shared += [f for f in still[-1]
-                       if scans[f.index].geometry == scans[f.index + 1].geometry]
+            for lo in range(run[0], run[1], MAX_SPAN_SCANS):
+                hi = min(lo + MAX_SPAN_SCANS - 1, run[1])
+                run_fits = [f for f in fits if lo <= f.index < hi and f.static]
+                if len(run_fits) < MIN_STATIC_PAIRS:
+                    continue
+                sigma = robust_scale(np.concatenate([f.residuals for f in run_fits]))
+                trimmed = _trim(scans, lo, hi, sigma)
+                if trimmed is None:
+                    continue
+                first, last, reg = trimmed
+                spans.append(Span(name, first, last, scans[first].stamp - t0,
+                                  scans[last].stamp - t0))
+                span_scans.append(list(scans[first:last + 1]))
+                still.append([f for f in fits if first <= f.index < last and f.static])
+                regs.append(reg)
+                shared += [f for f in still[-1]
+                           if scans[f.index].geometry == scans[f.index + 1].geometry]
+    if len(spans) > MAX_SPANS:
+        keep = np.unique(np.linspace(0, len(spans) - 1, MAX_SPANS).round().astype(int))
+        spans = [spans[i] for i in keep]
+        span_scans = [span_scans[i] for i in keep]
+        still = [still[i] for i in keep]
+        regs = [regs[i] for i in keep]
     if not spans:
         names = ', '.join(name for name, _ in recordings)
         raise LidarFitError(f'{names}: no static part (needs at least 6 consecutive scans whose '
@@ -248,8 +265,10 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
                      f'(chi^2/dof {chi2:.1f}): it depends on the surfaces too')
 
     # bias drift
-    runs = [(np.array([f.offset for f in group]), np.array([f.offset_se for f in group]))
-            for group in still]
+    # neighbouring beams' correlated noise makes the mean of a scan's residuals (its offset)
+    # less certain than independent residuals would: var x (1 + rho) / (1 - rho) for AR(1)
+    inflate = math.sqrt((1 + rho.value) / (1 - rho.value)) if use_rho and rho.value > 0 else 1.0
+    runs = [(reg.offsets, reg.offset_se * inflate) for reg in regs]
     period = float(np.median(np.diff([s.stamp for s in span_scans[0]])))
     longest = max(sp.end - sp.start for sp in spans)
     drift, tau = bias_drift(runs, period, longest)
@@ -259,7 +278,7 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
         values['bias_correlation_time'] = tau.value
 
     # invalid returns
-    scenes = [static_scene(group, m) for group, m in zip(span_scans, motions)]
+    scenes = [reg.scene for reg in regs]
     ramps, dropout = _invalid_returns(scenes, range_max, est)
     values['dropout_probability'] = dropout.p0 if dropout is not None else \
         est['dropout_probability'].value
@@ -275,8 +294,10 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
     # mixed pixels, outliers, lost scans
     sigma_dir = [overall + k.value * np.nan_to_num(sc.range) for sc in scenes]
     threshold = max(0.1, 10.0 * float(max(np.nanmax(s) for s in sigma_dir)))
-    mixed = [mixed_pixels(group, sc, sd, threshold)
-             for group, sc, sd in zip(span_scans, scenes, sigma_dir)]
+    # a blend is only told from a steep surface when a beam keeps its direction
+    mixed = [mixed_pixels(group, sc, sd, threshold) if all(
+        s.geometry == group[0].geometry for s in group) else (0, 0.0, 0)
+        for group, sc, sd in zip(span_scans, scenes, sigma_dir)]
     between = sum(m[0] for m in mixed)
     chances = sum(m[1] for m in mixed)
     p_mix = min(between / chances, 1.0) if chances > 0 else 0.0
@@ -305,7 +326,8 @@ def fit_lidar(recordings: Sequence[tuple[str, Sequence[Scan]]]) -> LidarFit:
         'stamps')
     values['scan_loss_probability'] = p_loss
     config = LidarErrorConfig.from_mapping(values, 'lidar fit')
-    return LidarFit(config, est, spans, span_scans, motions, pairs, len(fits_all), bins, ramps,
+    return LidarFit(config, est, spans, span_scans, [r.motion for r in regs], pairs,
+                    len(fits_all), bins, ramps,
                     chi2, kinds, notes, traces)
 
 
@@ -371,27 +393,19 @@ def _holds_out(kind: str, end: float, data: Sequence[Any]) -> bool:
     return gain > 0.0
 
 
-def _trim(scans: Sequence[Scan], fits: Sequence[PairFit], first: int, last: int,
-          sigma: float) -> tuple[int, int] | None:
-    """Narrow a run of static pairs until every scan stays within 1.5 sigma of the run's scene
-    seen from that scan's pose (common offset removed): motions that the first-order model
-    does not follow must not add up. Ends are dropped, the worse first, 5 % at a time."""
+def _trim(scans: Sequence[Scan], first: int, last: int, sigma: float,
+          ) -> tuple[int, int, Registration] | None:
+    """Narrow a run of static pairs until every scan, registered against the run's scene (its
+    own rotation, translation and offset), stays within 1.5 sigma of it: motions beyond first
+    order, or a scene that changes, do not pass. Ends are dropped, the worse first, 5 % at a
+    time."""
     lo, hi = first, last
     while hi - lo >= MIN_STATIC_PAIRS:
-        group = scans[lo:hi + 1]
-        motion = span_motion([f for f in fits if lo <= f.index < hi], lo, hi - lo + 1)
-        scene = static_scene(group, motion)
-        dev = []
-        for k, scan in enumerate(group):
-            ideal, _ = sample_scene(scene, scan, float(motion.rotation[k]),
-                                    (float(motion.shift[k, 0]), float(motion.shift[k, 1])))
-            valid = scan.valid() & np.isfinite(ideal)
-            x = scan.ranges[valid].astype(np.float64) - ideal[valid]
-            dev.append(robust_scale(x - np.median(x)) if x.size else math.inf)
-        if max(dev) <= STATIC_RATIO * sigma:
-            return lo, hi
+        reg = register(scans[lo:hi + 1])
+        if float(np.max(reg.scale)) <= STATIC_RATIO * sigma:
+            return lo, hi, reg
         step = max(1, (hi - lo + 1) // 20)
-        if dev[0] >= dev[-1]:
+        if reg.scale[0] >= reg.scale[-1]:
             lo += step
         else:
             hi -= step
@@ -407,7 +421,7 @@ def simulate_like(fit: LidarFit, config: LidarErrorConfig | None = None, seed: i
     model = LidarErrorModel(config, seed)
     out: list[list[Scan]] = []
     for group, motion in zip(fit.span_scans, fit.motions):
-        scene = static_scene(group, motion)
+        scene = static_scene(group, motion)  # the scene the fit saw
         sim: list[Scan] = []
         for k, scan in enumerate(group):
             ideal, inten = sample_scene(scene, scan, float(motion.rotation[k]),

@@ -115,6 +115,12 @@ def test_align_on_a_shared_grid_and_by_interpolation():
     np.testing.assert_allclose(values, 1.5 + 0.05 * np.sin(a.angles), atol=1e-5)
     f = np.mod((a.angles - b.angle_min) / b_inc, 1.0)
     np.testing.assert_allclose(factor, 1 + (1 - f) ** 2 + f ** 2, atol=1e-6)
+    # a straight wall (x = 2 m) is interpolated in 1/r to within inc^2 / 8 relative
+    wall = _scan(2.0 / np.cos(b_angles), b_angles[0], b_inc)
+    values, _ = align(a, wall)
+    front = np.abs(a.angles) < 1.0
+    np.testing.assert_allclose(values[front], 2.0 / np.cos(a.angles[front]),
+                               rtol=b_inc ** 2 / 8)
     # a partial scan has no value beyond its ends; a depth jump is not interpolated
     c_angles = np.linspace(-1.0, 1.0, 101)
     c = _scan(np.where(c_angles < 0.0, 1.0, 3.0), -1.0, 0.02)
