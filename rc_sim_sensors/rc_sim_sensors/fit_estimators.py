@@ -139,7 +139,8 @@ def fit_noise(bins: Sequence[NoiseBin]) -> tuple[Estimate, Estimate, float]:
 class RampFit:
     """p(x) = 1 - (1 - p0)(1 - p1 ramp(x)); ``lrt``: likelihood-ratio statistic against a constant
     rate, divided by the over-dispersion ``dispersion``; ``start``: where the ramp starts (range,
-    incidence) or the intensity limit."""
+    incidence) or the intensity limit; ``held_out``: False when fitted without a span, the ramp
+    did not predict that span better than a constant."""
 
     covariate: str
     p0: float
@@ -148,11 +149,12 @@ class RampFit:
     lrt: float
     dispersion: float
     samples: int
+    held_out: bool = True
 
     @property
     def significant(self) -> bool:
-        """Likelihood ratio beyond chi^2_2(0.999)."""
-        return self.lrt > LRT_THRESHOLD and self.p1 > 0.0
+        """Likelihood ratio beyond chi^2_2(0.999), and (several spans) the held-out spans agree."""
+        return self.lrt > LRT_THRESHOLD and self.p1 > 0.0 and self.held_out
 
 
 def _ramp(kind: str, x: F64, start: F64, end: float) -> F64:

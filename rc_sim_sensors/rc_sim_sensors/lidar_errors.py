@@ -158,7 +158,7 @@ def apply_lidar_errors(
         raise ValueError(f'stamp must be a float or have shape ({n_scans},), got {stamps.shape}')
     inten_in = _optional(intensities, r_in.shape, 'intensities')
     alpha = _optional(incidence, r_in.shape, 'incidence')
-    if not np.all(np.isfinite(theta)):
+    if not math.isfinite(float(theta.sum())):  # one pass; a NaN or inf anywhere shows
         raise ValueError('angles must be finite')
     if n_beams > 1 and theta[-1] == theta[0]:
         raise ValueError('angles must have a non-zero increment')

@@ -366,7 +366,7 @@ def _invalid_returns(scenes: Sequence[StaticScene], range_max: float,
         if ramp is None:
             continue
         if ramp.significant and len(data) > 1 and not _holds_out(kind, end, data):
-            ramp = replace(ramp, lrt=-ramp.lrt)  # negative: rejected by the held-out spans
+            ramp = replace(ramp, held_out=False)
         ramps.append(ramp)
     best = max((r for r in ramps if r.significant), key=lambda r: r.lrt, default=None)
     return ramps, best

@@ -25,8 +25,8 @@ from rc_sim_sensors.scan_stats import ScanStats
 __all__ = ['SpanComparison', 'compare_spans', 'fitted_yaml', 'parameter_errors', 'summary_lines',
            'write_report']
 
-_MM = ('noise_stddev', 'bias_markov_stddev', 'range_resolution', 'noise estimate', 'range p1',
-       'range median', 'range p99', 'depth_edge_threshold', 'range_dropout_start')
+_MM = ('noise_stddev', 'bias_markov_stddev', 'range_resolution', 'noise estimate')
+_M = ('range p1', 'range median', 'range p99', 'depth_edge_threshold', 'range_dropout_start')
 _PERCENT = ('dropout_probability', 'mixed_pixel_probability', 'spurious_probability',
             'scan_loss_probability', 'range_dropout_probability',
             'incidence_dropout_probability', 'intensity_dropout_probability')
@@ -81,6 +81,8 @@ def compare_spans(fit: LidarFit, seed: int = 0) -> list[SpanComparison]:
 def _fmt(name: str, value: float) -> str:
     if not math.isfinite(value):
         return 'n/a'
+    if name in _M:
+        return f'{value:.3f} m'
     if name in _MM or name.endswith('_stddev'):
         return f'{value * 1000:.3g} mm'
     if name in _PERCENT or name in ('valid', '+inf', '-inf', 'nan', 'below range_min',
@@ -148,7 +150,8 @@ def _estimates_data(fit: LidarFit, comparisons: Sequence[SpanComparison]) -> dic
                            for b in fit.noise_bins],
         'invalid_return_ramps': [{'covariate': r.covariate, 'p0': num(r.p0), 'p1': num(r.p1),
                                   'start': num(r.start), 'lrt': num(r.lrt),
-                                  'dispersion': num(r.dispersion), 'kept': r.significant}
+                                  'dispersion': num(r.dispersion), 'held_out': r.held_out,
+                                  'kept': r.significant}
                                  for r in fit.ramps],
         'comparison': [{'span': _span_text(c.span), 'figures': {
             f.figure: {'real': num(f.real), 'simulated': num(f.simulated), 'se': num(f.se),

@@ -164,3 +164,24 @@ def test_robust_scale_is_consistent_for_normal_data_and_ignores_outliers():
     assert abs(robust_scale(x) - 2.0) < 0.05
     assert robust_scale(np.zeros(10)) == 0.0
     assert math.isnan(robust_scale(np.zeros(0)))
+
+
+def test_scan_from_message_is_what_the_node_uses():
+    """The node drops (and logs) what scan_from_message refuses; nothing reaches the model."""
+    from types import SimpleNamespace
+
+    from rc_sim_sensors.scan_geometry import scan_from_message
+
+    def msg(**kw: object) -> SimpleNamespace:
+        fields = {'ranges': np.ones(5, np.float32), 'intensities': np.zeros(0, np.float32),
+                      'angle_min': 0.0, 'angle_increment': 0.1, 'range_min': 0.1, 'range_max': 10.0,
+                      'header': SimpleNamespace(stamp=SimpleNamespace(sec=3, nanosec=5))}
+        fields.update(kw)
+        return SimpleNamespace(**fields)
+
+    scan = scan_from_message(msg())
+    assert isinstance(scan, Scan) and scan.beams == 5 and scan.stamp == 3 + 5e-9
+    assert scan.intensities is None
+    assert 'angle_increment is 0.0' in scan_from_message(msg(angle_increment=0.0))
+    assert 'angle_increment is nan' in scan_from_message(msg(angle_increment=math.nan))
+    assert '2 intensities for 5 ranges' in scan_from_message(msg(intensities=np.ones(2)))
