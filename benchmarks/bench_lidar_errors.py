@@ -17,6 +17,7 @@ from pathlib import Path
 import statistics
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 
@@ -137,8 +138,8 @@ def bag_figures(scans: int, repeats: int) -> None:
             _bag(bag, scans, varying)
             outs = iter(range(repeats + 1))
 
-            def run(bag: Path = bag) -> None:
-                apply_errors_to_bag(bag, Path(tmp) / f'out_{varying}_{next(outs)}', config,
+            def run(bag: Path = bag, tag: bool = varying, count: Any = outs) -> None:
+                apply_errors_to_bag(bag, Path(tmp) / f'out_{tag}_{next(count)}', config,
                                     topic='/scan', seed=1)
 
             wall, cpu = _time(run, repeats)
