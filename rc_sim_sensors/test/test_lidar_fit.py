@@ -238,3 +238,19 @@ def test_fit_refuses_to_overwrite_and_same_report_path(hokuyo, tmp_path, capsys)
     assert rcsim('lidar', 'fit', '--bag', str(hokuyo), '--out', str(tmp_path / 'g.yaml'),
                  '--report', str(tmp_path / 'g.yaml')) == 2
     assert '--report must differ from --out' in capsys.readouterr().err
+
+
+def test_fit_takes_the_scan_role_of_a_recording_description(hokuyo, tmp_path, capsys):
+    described = tmp_path / 'hokuyo.yaml'
+    described.write_text('scan: {topic: /scan, note: "URG-04LX class, handheld"}\n')
+    out = tmp_path / 'f.yaml'
+    assert rcsim('lidar', 'fit', '--bag', str(hokuyo), '--recording', str(described), '--out',
+                 str(out)) == 0
+    assert LidarErrorConfig.from_yaml(out).range_resolution == 0.001
+    capsys.readouterr()
+    wrong = tmp_path / 'wrong.yaml'
+    wrong.write_text('odom: {topic: /odom}\n')
+    assert rcsim('lidar', 'fit', '--bag', str(hokuyo), '--recording', str(wrong), '--out',
+                 str(tmp_path / 'g.yaml')) == 2
+    err = capsys.readouterr().err
+    assert 'no scan role' in err and err.count('\n') == 1
