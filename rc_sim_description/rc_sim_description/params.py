@@ -45,6 +45,7 @@ __all__ = [
     'dump_override',
     'leaf_keys',
     'load_vehicle_params',
+    'param_range',
     'section_of',
 ]
 
@@ -469,6 +470,15 @@ def section_of(key: str) -> str:
     if key not in keys:
         raise VehicleParamsError(f'unknown vehicle parameter {key!r}{did_you_mean(key, keys)}')
     return keys[key]
+
+
+def param_range(key: str) -> Range:
+    """Valid range of a numeric leaf key (e.g. for the nodes' parameter descriptors)."""
+    cls = SECTIONS[section_of(key)]
+    valid = next(f.metadata['range'] for f in fields(cls) if f.name == key)
+    if valid is None:
+        raise VehicleParamsError(f'vehicle parameter {key!r} is not a number')
+    return valid
 
 
 def _nest(leaf_values: Mapping[str, Any], source: str) -> dict[str, Any]:

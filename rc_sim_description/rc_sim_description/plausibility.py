@@ -16,8 +16,7 @@ several keys (docs/limits.md, section "Vehicle and configuration ranges", gives 
   ``expm(A h)``, whose eigenvalues ``exp(p h)`` lie inside the unit circle at every sub-step
   ``h`` exactly when the poles ``p`` have negative real parts, so Hurwitz stability is the
   condition at the engine's sub-step;
-* drive: a wheel PID that drives (Kp > 0) wherever gz runs it; a top speed
-  ``max_wheel_speed * wheel_radius`` of at most :data:`MAX_TOP_SPEED` m/s;
+* drive: a top speed ``max_wheel_speed * wheel_radius`` of at most :data:`MAX_TOP_SPEED` m/s;
 * chassis: the stiffest lateral/yaw mode of the single-track model at the lowest speed where the
   engine uses it, ``|lambda|``, times the engine's largest sub-step
   :data:`ENGINE_MAX_SUBSTEP` stays within :data:`CHASSIS_STEP_LIMIT` (the real-axis stability
@@ -175,9 +174,6 @@ def problems(p: VehicleParams) -> Iterator[tuple[str, str]]:
     if st.servo_model == 'pd_joint':
         yield from _servo_problems(p)
     # drive
-    if dr.drive_model != 'first_order' and not dr.wheel_p_gain > 0:
-        yield ('drive.wheel_p_gain', f'must be > 0 for drive_model {dr.drive_model} (the gz '
-               'wheel PID would not drive the wheels)')
     if p.max_speed > MAX_TOP_SPEED:
         yield ('drive.max_wheel_speed',
                f'gives a top speed max_wheel_speed * wheel_radius = {p.max_speed:.4g} m/s, above '
