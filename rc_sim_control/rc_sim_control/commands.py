@@ -442,6 +442,9 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     if mode not in ('steering_angle', 'yaw_rate'):
         raise ConfigError(f'manoeuvre {name}: mode: must be steering_angle or yaw_rate, '
                           f'got {mode!r}')
+    if not (_finite_number(rate_hz) and 0 < rate_hz <= MAX_RATE_HZ):
+        raise ConfigError(f'manoeuvre {name}: rate_hz: must be in (0, {MAX_RATE_HZ:g}] Hz, '
+                          f'got {rate_hz!r}')
     builder, defaults, description = MANOEUVRES[name]
     unknown = set(kwargs) - set(defaults)
     if unknown:
@@ -449,8 +452,8 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
                           f'(known: {", ".join(defaults)})')
     kw = {**defaults, **kwargs}
     for key, value in kw.items():
-        if key in ('levels', 'reverse') or value is None:
-            continue
+        if key in ('levels', 'reverse') or (value is None and defaults[key] is None):
+            continue  # None: computed from the others (radius, duration)
         if not _finite_number(value):
             raise ConfigError(f'manoeuvre {name}: {key}: must be a finite number, got {value!r}')
         if key in ('duration', 'step_duration', 'laps', 'radius', 'frequency', 'f_start',
@@ -463,11 +466,10 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
                               f'got {value!r}')
         if key == 'laps' and value > MAX_LAPS:
             raise ConfigError(f'manoeuvre {name}: laps: must be <= {MAX_LAPS:g}, got {value!r}')
-        if key in ('frequency', 'f_start', 'f_end') and not (
-                math.isfinite(rate_hz) and value <= 0.5 * rate_hz):
+        if key in ('frequency', 'f_start', 'f_end') and value > 0.5 * rate_hz:
             raise ConfigError(f'manoeuvre {name}: {key}: must be at most half the sample rate '
                               f'({0.5 * rate_hz:g} Hz), got {value!r}')
-    if 'levels' in kw and (isinstance(kw['levels'], (str, bytes)) or not kw['levels'] or
+    if 'levels' in kw and (not isinstance(kw['levels'], (list, tuple)) or not kw['levels'] or
                            not all(_finite_number(f) for f in kw['levels'])):
         raise ConfigError(f'manoeuvre {name}: levels: must be a non-empty list of numbers in '
                           f'[0, 1], got {kw["levels"]!r}')
@@ -521,6 +523,9 @@ def save_sequence(seq: CommandSequence, path: str | os.PathLike[str]) -> None:
 
 def sequence_from_mapping(data: Mapping[str, Any], source: str) -> CommandSequence:
     """Validate a parsed scenario mapping (one-line :class:`ConfigError` naming source and key)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f'{source}: top level must be a mapping with keys {", ".join(_KEYS)}, '
+                          f'got {type(data).__name__}')
     for key in data:
         if key not in _KEYS:
             hint = difflib.get_close_matches(str(key), _KEYS, n=1)

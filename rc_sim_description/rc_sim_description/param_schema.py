@@ -56,7 +56,12 @@ class Range:
 
     def problem(self, v: float, unit: str = '') -> str | None:
         """``must be in [lo, hi] unit, got v`` or None."""
-        return None if self.contains(v) else f'must be in {self.text(unit)}, got {v!r}'
+        if self.contains(v):
+            return None
+        shown = repr(v)
+        if len(shown) > 24:  # a huge integer: its size, not its 400 digits
+            shown = f'an integer of {len(str(abs(int(v))))} digits'
+        return f'must be in {self.text(unit)}, got {shown}'
 
 
 def param(unit: str, doc: str, valid: Range | None = None, check: Check | None = None, *,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, fields
 import math
 import os
 from pathlib import Path
+import sys
 from typing import Any, TypeVar
 
 import yaml
@@ -556,6 +557,9 @@ def _convert(value: Any, annotation: str, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise VehicleParamsError(f'{where}: must be a number, got {type(value).__name__} '
                                      f'{value!r}')
+        if isinstance(value, int) and abs(value) > sys.float_info.max:
+            raise VehicleParamsError(f'{where}: must be a number of magnitude below 1.8e308, '
+                                     f'got an integer of {len(str(abs(value)))} digits')
         if not math.isfinite(value):
             raise VehicleParamsError(f'{where}: must be finite, got {value!r}')
         return float(value)

@@ -102,7 +102,14 @@ def load_yaml_text(text: str, name: str, error: type[RcSimError] = ConfigError) 
             if node is None:
                 return None
             _check_nodes(node, name, error)
-            return loader.construct_document(node)
+            try:
+                return loader.construct_document(node)
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError,
+                    OverflowError) as exc:
+                # PyYAML's scalar constructors fail on some tagged values (e.g. an empty
+                # '!!int' raises IndexError, '!!bool maybe' KeyError): a user error, one line.
+                raise error(f'{name}: malformed YAML: cannot read a tagged value '
+                            f'({type(exc).__name__})') from None
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
