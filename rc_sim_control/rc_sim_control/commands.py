@@ -42,7 +42,7 @@ from rc_sim_description.atomic import atomic_write_text
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
 from rc_sim_description.plausibility import MAX_TOP_SPEED
-from rc_sim_description.yamlio import read_yaml
+from rc_sim_description.yamlio import number_hint, read_yaml
 
 __all__ = [
     'MANOEUVRES',
@@ -545,7 +545,8 @@ def sequence_from_mapping(data: Mapping[str, Any], source: str) -> CommandSequen
                               f'got {type(values).__name__}')
         for i, x in enumerate(values):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise ConfigError(f'{source}: {key}[{i}]: must be a number, got {x!r}')
+                raise ConfigError(f'{source}: {key}[{i}]: must be a number, got {x!r}'
+                                  f'{number_hint(x)}')
         arrays[key] = np.asarray(values, dtype=np.float64)
     return CommandSequence(arrays['t'], arrays['linear_x'], arrays['angular_z'], data['mode'],
                            data.get('name', '') or '', data.get('description', '') or '',

@@ -29,7 +29,7 @@ from rc_sim_description.param_schema import Range, one_of, unit_vector3
 from rc_sim_description.param_schema import param as _p
 from rc_sim_description.paths import share_path
 from rc_sim_description.plausibility import check_vehicle
-from rc_sim_description.yamlio import did_you_mean, read_yaml
+from rc_sim_description.yamlio import did_you_mean, number_hint, read_yaml
 
 __all__ = [
     'DriveParams',
@@ -556,7 +556,7 @@ def _convert(value: Any, annotation: str, where: str) -> Any:
     if base == 'float':
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise VehicleParamsError(f'{where}: must be a number, got {type(value).__name__} '
-                                     f'{value!r}')
+                                     f'{value!r}{number_hint(value)}')
         if isinstance(value, int) and abs(value) > sys.float_info.max:
             raise VehicleParamsError(f'{where}: must be a number of magnitude below 1.8e308, '
                                      f'got an integer of {len(str(abs(value)))} digits')
