@@ -45,7 +45,9 @@ _TEXT_NUMBER = re.compile(r'^([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))[eE]([-+]?[0-9]+
 def number_hint(value: object) -> str:
     """`` (YAML reads 1e308 as text: write 1.0e+308)`` for a string that is a number in
     scientific notation YAML 1.1 does not read as one (no dot or no exponent sign), else ''."""
-    match = _TEXT_NUMBER.match(value.strip()) if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return ''
+    match = _TEXT_NUMBER.match(value.strip())
     if match is None:
         return ''
     mantissa, exponent = match.groups()
