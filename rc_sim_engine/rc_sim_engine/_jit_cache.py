@@ -1,7 +1,8 @@
 """Keep numba's on-disk cache of the engine kernels consistent across source edits.
 
 numba keys a cached function on the modification stamp of its OWN file only, so editing
-``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On
+``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk, and
+editing ``raycast.py`` a stale ``loop_kernel.run_stretch`` (which compiles its ray caster in). On
 import, this hashes every kernel source of the package and, when the hash changed since the last
 run, deletes their numba cache files (``__pycache__/<module>.*.nbi|nbc``) so they are rebuilt.
 Read-only installs (sources never change) are left alone.
@@ -16,7 +17,7 @@ __all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
 
 KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
                   'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
-                  'four_wheel_steering.py')
+                  'four_wheel_steering.py', 'raycast.py', 'collision.py', 'loop_kernel.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 
