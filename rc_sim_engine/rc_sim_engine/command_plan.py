@@ -109,6 +109,7 @@ def build_plan(seq: Any, params: list[VehicleParams], start_step: int, end_s: fl
     full_steer = np.full((start_tick + k, n), np.nan)
     full_wheel = np.full((start_tick + k, n), np.nan)
     full_steer[start_tick:], full_wheel[start_tick:] = steer, wheel
+    steer, wheel = full_steer[start_tick:], full_wheel[start_tick:]  # the rows share them
     change = np.ones(len(full_steer), dtype=bool)
     change[start_tick + 1:] = (np.any(np.diff(steer, axis=0) != 0, axis=1)
                                | np.any(np.diff(wheel, axis=0) != 0, axis=1))
@@ -117,8 +118,8 @@ def build_plan(seq: Any, params: list[VehicleParams], start_step: int, end_s: fl
     nxt = np.searchsorted(change_idx, np.arange(len(change)), side='right')
     change_next = np.append(change_idx, len(change))[nxt].astype(np.int64)
     rows = {'t_ns': np.round(t * 1e9).astype(np.int64),
-            'linear_x': np.repeat(v[:, None], n, axis=1),
-            'angular_z': np.repeat(w[:, None], n, axis=1),
+            'linear_x': np.broadcast_to(v[:, None], (k, n)),
+            'angular_z': np.broadcast_to(w[:, None], (k, n)),
             'steering_angle': steer, 'wheel_speed': wheel, 'accepted': valid}
     return CommandPlan(start_tick, full_steer, full_wheel, change_next, rows)
 
@@ -132,6 +133,7 @@ class CommandLog:
         self._plan_rows: dict[str, np.ndarray] | None = None
         self._single: list[dict[str, Any]] = []
         self._taken_ns = -1  # streaming: rows at or before this stamp were handed out
+        self._plan_pos = 0  # streaming: plan rows before this index were handed out
 
     def record(self, t_ns: int, linear_x: FloatArray, angular_z: FloatArray,
                steering_angle: FloatArray, wheel_speed: FloatArray,
@@ -145,14 +147,17 @@ class CommandLog:
     def start_plan(self, rows: dict[str, np.ndarray]) -> None:
         """A plan starts (its rows enter the log as time passes)."""
         self._plan_rows = rows
+        self._plan_pos = 0
 
     def end_plan(self, now_ns: int) -> None:
         """Keep the executed part of the current plan (rows before now: a command issued at the
         current instant is superseded by whatever comes next, no time elapsed)."""
         if self._plan_rows is not None:
-            keep = self._plan_rows['t_ns'] < now_ns
-            self._done.append(Series({k: v[keep] for k, v in self._plan_rows.items()}))
+            rows = {k: v[self._plan_pos:] for k, v in self._plan_rows.items()}  # not handed out
+            keep = rows['t_ns'] < now_ns
+            self._done.append(Series({k: v[keep] for k, v in rows.items()}))
         self._plan_rows = None
+        self._plan_pos = 0
 
     def _single_series(self) -> Series:
         if not self._single:
@@ -174,16 +179,26 @@ class CommandLog:
 
     def take(self, until_ns: int, inclusive: bool) -> Series:
         """Streaming: the rows not handed out yet up to ``until_ns``; they leave the log."""
-        full = self.series(until_ns)
-        t = full['t_ns']
-        upper = t <= until_ns if inclusive else t < until_ns
-        sel = (t > self._taken_ns) & upper
-        out = Series({k: v[sel] for k, v in full.items()})
-        if sel.any():
-            self._taken_ns = int(t[sel][-1])
+        blocks = list(self._done)
         self._done = []
-        self._single = [row for row in self._single if row['t_ns'] > self._taken_ns]
-        if self._plan_rows is not None:
-            keep = self._plan_rows['t_ns'] > self._taken_ns
-            self._plan_rows = {k: v[keep] for k, v in self._plan_rows.items()}
+        rows = self._plan_rows
+        if rows is not None:
+            side = 'right' if inclusive else 'left'
+            hi = int(np.searchsorted(rows['t_ns'], until_ns, side=side))
+            lo = max(self._plan_pos, int(np.searchsorted(rows['t_ns'], self._taken_ns,
+                                                         side='right')))
+            blocks.append(Series({k: v[lo:hi] for k, v in rows.items()}))
+            self._plan_pos = max(self._plan_pos, hi)
+        single = self._single_series()
+        if self._single:
+            t = single['t_ns']
+            sel = (t > self._taken_ns) & (t <= until_ns if inclusive else t < until_ns)
+            blocks.append(Series({k: v[sel] for k, v in single.items()}))
+            self._single = [row for row, keep in zip(self._single, sel) if not keep]
+        out = concat_series(blocks, Series(t_ns=np.zeros(0, dtype=np.int64)))
+        if len(out['t_ns']) > 1:
+            order = np.argsort(out['t_ns'], kind='stable')
+            out = Series({key: val[order] for key, val in out.items()})
+        if len(out['t_ns']):
+            self._taken_ns = max(self._taken_ns, int(out['t_ns'][-1]))
         return out

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rc_sim_description.errors import ConfigError
 from rc_sim_description.limits import (
     MAX_BAG_GB,
     MAX_CARS,
@@ -51,11 +52,13 @@ def check_world(world: World) -> None:
 def check_start(poses: ArrayLike) -> None:
     """Start poses (N, 3) must lie within the world extent limit of the origin."""
     arr = np.asarray(poses, dtype=np.float64).reshape(-1, 3)
-    far = float(np.max(np.abs(arr[:, :2]))) if len(arr) else 0.0
-    if not far <= MAX_WORLD_EXTENT_M.value:
-        i = int(np.argmax(np.max(np.abs(arr[:, :2]), axis=1)))
-        MAX_WORLD_EXTENT_M.check(far, f'start pose x={arr[i, 0]:g} y={arr[i, 1]:g}: it lies '
-                                      'at')
+    far = np.max(np.abs(arr[:, :2]), axis=1)
+    limit = MAX_WORLD_EXTENT_M.value
+    if len(arr) and not float(np.max(far)) <= limit:
+        i = int(np.argmax(far))
+        raise ConfigError(f'start pose x={arr[i, 0]:g} y={arr[i, 1]:g} lies beyond the limit of '
+                          f'{limit:,.0f} m from the world origin (raise it with the environment '
+                          f'variable {MAX_WORLD_EXTENT_M.env})')
 
 
 def _samples(sim: Simulator, duration: float) -> dict[str, float]:
@@ -88,18 +91,17 @@ def check_run(sim: Simulator, duration: float, *, plan_ticks: int, streaming: bo
 
     subject = label or 'run duration'
     MAX_DURATION_S.check(duration, subject)
-    MAX_STEPS.check(duration / sim.config.dt, f'{subject} {duration:g} s at dt '
+    MAX_STEPS.check(duration / sim.config.dt, f'a run of {duration:g} s at dt '
                                               f'{sim.config.dt:g} s')
     factor = sim.config.realtime_factor
     if factor > 0:
         MAX_PACED_WALL_S.check(duration / factor, f'realtime factor {factor:g} over '
                                                   f'{duration:g} s')
-    memory = plan_bytes(plan_ticks, sim.n)
+    memory = plan_bytes(plan_ticks, sim.n) + sim.buffer_bytes(streaming)
     if not streaming and sim.config.record:
         memory += recording_bytes(sim, duration)
     MAX_MEMORY_MB.check(math.ceil(memory / 1e6),
-                        f'{subject} {duration:g} s' + ('' if streaming else
-                                                       ' recorded in memory'))
+                        f'a run of {duration:g} s' + ('' if streaming else ' recorded in memory'))
 
 
 def bag_bytes_per_second(sim: Simulator) -> float:

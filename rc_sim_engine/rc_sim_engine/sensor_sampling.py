@@ -96,8 +96,9 @@ class LidarRig:
         """
         m, n = ideal.shape[:2]
         if not self.error_models:
-            sample = {'t_ns': t_ns, 'stamp_ns': np.repeat(t_ns[:, None], n, axis=1),
-                      'ranges': ideal.astype(np.float32), 'lost': np.zeros((m, n), dtype=bool)}
+            sample: dict[str, np.ndarray] = {
+                't_ns': t_ns, 'stamp_ns': np.repeat(t_ns[:, None], n, axis=1),
+                'ranges': ideal.astype(np.float32), 'lost': np.zeros((m, n), dtype=bool)}
             return sample, ideal[-1].copy()
         ranges = np.empty_like(ideal)
         stamps = np.empty((m, n), dtype=np.int64)

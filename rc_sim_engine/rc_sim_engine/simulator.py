@@ -37,7 +37,13 @@ from rc_sim_engine.car import Car
 from rc_sim_engine.collision_response import CollisionRig
 from rc_sim_engine.command_plan import CommandLog, CommandPlan, Mappers, build_plan
 from rc_sim_engine.pacing import Pacer
-from rc_sim_engine.recorder import MemoryRecorder, StreamingRecorder, StreamSink
+from rc_sim_engine.recorder import (
+    DECIMATE_SAMPLES,
+    DECIMATE_SCANS,
+    MemoryRecorder,
+    StreamingRecorder,
+    StreamSink,
+)
 from rc_sim_engine.run_limits import check_cars, check_run, check_start, check_world
 from rc_sim_engine.sensor_sampling import LidarRig, live_snapshot
 from rc_sim_engine.sim_config import (
@@ -189,6 +195,18 @@ class Simulator:
         return MemoryRecorder(self._deriver, self._log, self.n, N_STATE, self._dt_ns,
                               self._clock_period)
 
+    def buffer_bytes(self, streaming: bool) -> float:
+        """Memory of the loop's buffers [bytes]; ``streaming``: plus the chunks a streamed run
+        holds (the recorder's pending chunk, the sink's queue and the one being written, and
+        the decimated copies kept for plots)."""
+        fixed = (self._snap_states.nbytes + self._scans.nbytes + self._incidence.nbytes
+                 + self._scan_poses.nbytes)
+        if not streaming:
+            return float(fixed)
+        beams = self.lidars[0].fan.n_beams if self.lidars else 0
+        kept = self.n * (DECIMATE_SAMPLES * 8 * 48 + DECIMATE_SCANS * beams * 4)
+        return float(fixed + 4 * CHUNK_BYTES + kept)
+
     @property
     def periods(self) -> dict[str, int]:
         """Event periods in physics steps: ``odom``, ``imu``, ``joints``, ``command``, ``clock``
@@ -308,12 +326,12 @@ class Simulator:
         car.stepped(self.step_index - k0, int(sched[lk.S_HEAD]), bool(sched[lk.S_PRIMED]))
         self._drain()
         if status == lk.NON_FINITE:
-            car_i, field = int(sched[lk.S_BAD_CAR]), int(sched[lk.S_BAD_FIELD])
-            value = state[car_i, field]
+            car_i = int(sched[lk.S_BAD_CAR])
+            bad = ', '.join(f'{name} = {value}' for name, value in zip(STATE_FIELDS, state[car_i])
+                            if not math.isfinite(value))
             raise NonFiniteError(
                 f'the simulation became non-finite at t = {self.time:.3f} s: car {car_i} state '
-                f'{STATE_FIELDS[field]} = {value} (check the vehicle parameters for physically '
-                'absurd values)')
+                f'{bad} (check the vehicle parameters for physically absurd values)')
         return int(status)
 
     def _drain(self) -> None:
@@ -364,8 +382,8 @@ class Simulator:
             raise ConfigError(f'duration must be > 0 s, got {end!r}')
         period = self._periods['command']
         ticks = math.ceil((self.step_index * self.config.dt + end) / (period * self.config.dt))
-        label = (f'scenario {seq.name!r} (ends at {float(seq.t[-1]):g} s)'
-                 if duration is None and getattr(seq, 'name', '') else None)
+        name = str(getattr(seq, 'name', '') or 'sequence')
+        label = f'{name!r} (ends at {float(seq.t[-1]):g} s)' if duration is None else None
         check_run(self, end, plan_ticks=ticks, streaming=sink is not None, label=label)
         self._end_plan()
         self.set_mapper_mode(seq.mode)

@@ -53,7 +53,7 @@ def _json_ints(values: NDArray[np.int64]) -> str:
 def _row_views(rows: NDArray[np.uint8]) -> list[memoryview]:
     """One memoryview per row of a C-contiguous (K, size) uint8 array (no copy)."""
     size = rows.shape[1]
-    flat = memoryview(rows.reshape(-1))
+    flat = memoryview(rows.reshape(-1).data)
     return [flat[k:k + size] for k in range(0, rows.shape[0] * size, size)]
 
 
