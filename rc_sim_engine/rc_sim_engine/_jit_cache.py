@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+import sys
 
-__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
+__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache', 'start_numba_without_blas']
 
 KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
                   'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
@@ -48,6 +49,29 @@ def invalidate_stale_cache(package_dir: Path | None = None) -> bool:
         stamp.write_text(digest.hexdigest())
     except OSError:
         return False
+    return True
+
+
+def start_numba_without_blas() -> bool:
+    """Initialise numba's CPU target (done once per process before the first kernel loads)
+    without importing ``scipy.linalg``; True when it did.
+
+    numba looks for BLAS (``scipy.linalg.cython_blas``) while it initialises, for ``np.dot`` and
+    ``np.linalg`` inside kernels, which no rc-sim kernel uses; importing ``scipy.linalg`` costs
+    a command about a tenth of a second of start-up. For command-line runs only: a process that
+    compiles its own kernels with linear algebra must not call it. ``scipy.linalg`` imports
+    normally afterwards; nothing is done when it is imported already.
+    """
+    if 'scipy.linalg' in sys.modules:
+        return False
+    from numba.core.registry import cpu_target
+
+    sys.modules['scipy.linalg'] = None  # type: ignore[assignment]  # import -> ImportError
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        if sys.modules.get('scipy.linalg', 0) is None:
+            del sys.modules['scipy.linalg']
     return True
 
 

@@ -198,6 +198,7 @@ def command(args: argparse.Namespace) -> int:
 
     from rc_sim_description.atomic import check_output_path
     from rc_sim_description.errors import ConfigError
+    from rc_sim_engine._jit_cache import start_numba_without_blas
     from rc_sim_engine.plot_worker import PlotWorker
 
     wall0 = time.perf_counter()
@@ -210,6 +211,7 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     check_output_path(args.out, force=args.force)  # also probes that new entries can be made
     worker = None if args.no_plots else PlotWorker()  # plots drawn on another core meanwhile
+    start_numba_without_blas()  # this process runs the engine's kernels only
     try:
         return _run(args, worker, wall0)
     finally:

@@ -45,14 +45,16 @@ def _every(n: int) -> slice:
 
 
 def draw_world(ax: Any, world: Any) -> None:
-    """Walls and obstacles of ``world`` on the axes ``ax`` (grey patches)."""
-    from matplotlib.patches import Circle, Polygon
+    """Walls and obstacles of ``world`` on the axes ``ax`` (grey patches; the boxes as one
+    collection: one artist however many walls)."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Circle
 
     # neutral grey: a coloured wall would read as a value of the speed colour map
     labels = iter(['walls / obstacles'])
-    for corners in world.box_corners():
-        ax.add_patch(Polygon(corners, closed=True, facecolor=WALL_COLOR, edgecolor='none',
-                             label=next(labels, None)))
+    if len(world.boxes):
+        ax.add_collection(PolyCollection(world.box_corners(), closed=True, facecolors=WALL_COLOR,
+                                         edgecolors='none', label=next(labels)))
     for cx, cy, r in world.circles:
         ax.add_patch(Circle((cx, cy), r, facecolor=WALL_COLOR, edgecolor='none',
                             label=next(labels, None)))
@@ -180,7 +182,7 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> None:
     plt = _pyplot()
     try:
         with atomic_output_file(path) as tmp:
-            fig.savefig(tmp, format='png', pil_kwargs={'compress_level': 3})
+            fig.savefig(tmp, format='png', pil_kwargs={'compress_level': 1})
     finally:
         plt.close(fig)
 
