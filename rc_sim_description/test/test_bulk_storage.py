@@ -88,7 +88,7 @@ def test_mcap_file_is_valid_for_the_mcap_package(tmp_path: Path) -> None:
         assert summary.statistics.message_count == 3000 + 1200 + 1500
         assert len(summary.chunk_indexes) >= 2
         last, in_order = -1, True
-        for _, channel, message in reader.iter_messages(log_time_order=False):
+        for _, _channel, message in reader.iter_messages(log_time_order=False):
             in_order &= message.log_time >= last  # file order: the writer merged the batches
             last = message.log_time
         assert in_order

@@ -141,8 +141,8 @@ def test_laser_scan(beams: int, frame: str, intensities: int | None) -> None:
         ranges[0, 0], ranges[-1, -1] = np.inf, -np.inf
     inten = (None if intensities is None
              else RNG.uniform(size=(n, beams * intensities)).astype(np.float32))
-    fields = dict(angle_min=-2.356, angle_max=2.356, angle_increment=0.004363, time_increment=0.0,
-                  scan_time=0.025, range_min=0.02, range_max=30.0)
+    fields = {'angle_min': -2.356, 'angle_max': 2.356, 'angle_increment': 0.004363,
+              'time_increment': 0.0, 'scan_time': 0.025, 'range_min': 0.02, 'range_max': 30.0}
     rows = cdr_bulk.laser_scan(STAMPS, frame, ranges=ranges, intensities=inten, **fields)
     rows_equal(rows, [serialize(T['sensor_msgs/msg/LaserScan'](
         header=header(t, frame), ranges=ranges[k],

@@ -183,8 +183,8 @@ class CommandLog:
         self._done = []
         rows = self._plan_rows
         if rows is not None:
-            side = 'right' if inclusive else 'left'
-            hi = int(np.searchsorted(rows['t_ns'], until_ns, side=side))
+            hi = int(np.searchsorted(rows['t_ns'], until_ns,
+                                     side='right' if inclusive else 'left'))
             lo = max(self._plan_pos, int(np.searchsorted(rows['t_ns'], self._taken_ns,
                                                          side='right')))
             blocks.append(Series({k: v[lo:hi] for k, v in rows.items()}))

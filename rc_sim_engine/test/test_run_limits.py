@@ -101,7 +101,7 @@ def test_simulator_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match='RC_SIM_MAX_STEPS'):
         Simulator(P, EMPTY, SimConfig(dt=1e-6, lidar=False)).run(1e3, lambda t, o: (0, 0))
     sim = Simulator(P, EMPTY, SimConfig(lidar=False))
-    with pytest.raises(ConfigError, match='recorded in memory.*RC_SIM_MAX_MEMORY_MB'):
+    with pytest.raises(ConfigError, match=r'recorded in memory.*RC_SIM_MAX_MEMORY_MB'):
         sim.play(straight(1.0, 10.0), duration=80_000.0)  # a day kept in memory: refused
     with pytest.raises(ConfigError, match='RC_SIM_MAX_DURATION_S'):
         sim.step_to(1e6)
@@ -172,5 +172,5 @@ def test_check_finite_names_the_first_sample_and_quantity() -> None:
     with pytest.raises(NonFiniteError, match=r't = 0\.000 s: car 1 imu\.ay = inf'):
         check_finite({'odom': odom, 'imu': imu})
     imu['ay'][1, 1] = 0.0
-    with pytest.raises(NonFiniteError, match='car 1 odom.vx = nan'):
+    with pytest.raises(NonFiniteError, match=r'car 1 odom\.vx = nan'):
         check_finite({'odom': odom, 'imu': imu})
