@@ -22,6 +22,7 @@ from rc_sim_engine.collision import (
     KIND_NAMES,
     Footprint,
     WorldArrays,
+    box_trig,
     footprint_from_params,
 )
 from rc_sim_engine.loop_kernel import (
@@ -53,6 +54,7 @@ class CollisionRig:
                  event_capacity: int = 256) -> None:
         self.world = world
         self.arrays = WorldArrays.from_world(world)
+        self.box_cos, self.box_sin = box_trig(self.arrays.boxes)
         self.footprints: list[Footprint] = [footprint_from_params(p) for p in params]
         self.foot = np.array([[f.center_x, f.half_length, f.half_width]
                               for f in self.footprints], dtype=np.float64)

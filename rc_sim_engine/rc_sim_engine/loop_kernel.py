@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_engine._kernels import advance
-from rc_sim_engine.collision import _check_kernel
+from rc_sim_engine.collision import _deepest_kernel, clearance_trig
 from rc_sim_engine.raycast import _cast_kernel, _limit_kernel
 from rc_sim_engine.state import (
     DUTY,
@@ -233,46 +233,61 @@ def _respond(x: F64, lr: float, radius: float, bx: float, by: float, byaw: float
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, discs: F64,
-             rings: F64, response: int, restitution: float, mu_g: float, dt: float,
-             touching: B1, in_contact: B1, events: F64, sched: I64) -> int:
+def _contact(x: float, y: float, yaw: float, center_x: float, half_length: float,
+             half_width: float, boxes: F64, box_cos: F64, box_sin: F64, discs: F64, rings: F64,
+             one: F64, one_i: I64, one_n: F64) -> float:
+    """Gap of one car footprint (as :func:`rc_sim_engine.collision.check_cars`) and, when it is
+    <= 0, its deepest contact in ``one_i`` (kind, index), ``one[3]`` (depth), ``one_n``
+    (normal); scratch arrays instead of allocations (this runs up to every step)."""
+    one[0] = x + center_x * math.cos(yaw)
+    one[1] = y + center_x * math.sin(yaw)
+    one[2] = yaw
+    reach = math.sqrt(half_length ** 2 + half_width ** 2)
+    gap = clearance_trig(one[0:1], one[1:2], boxes, box_cos, box_sin, discs, rings) - reach
+    one_i[0] = -1
+    one_i[1] = -1
+    one[3] = 0.0
+    one_n[0, 0] = 0.0
+    one_n[0, 1] = 0.0
+    if gap <= 0.0:
+        _deepest_kernel(one[0:1], one[1:2], one[2:3], half_length, half_width, boxes, discs,
+                        rings, one_i[0:1], one_i[1:2], one[3:4], one_n)
+    return gap
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, box_cos: F64,
+             box_sin: F64, discs: F64, rings: F64, response: int, restitution: float,
+             mu_g: float, dt: float, touching: B1, in_contact: B1, events: F64, sched: I64,
+             work: F64, iwork: I64, normal: F64, one: F64, one_i: I64, one_n: F64) -> int:
     """Collision check at step ``k``: events, responses, contact flags; returns the number of
     whole steps before any car can first cover its clearance (the next check's horizon)."""
     cars = states.shape[0]
-    bx = np.empty(cars)
-    by = np.empty(cars)
-    byaw = np.empty(cars)
+    bx = work[0]
+    by = work[1]
+    byaw = work[2]
+    gap = work[3]
+    depth = work[4]
+    kind = iwork[0]
+    index = iwork[1]
     _base_link(states, lr, bx, by, byaw)
-    gap = np.empty(cars)
-    depth = np.empty(cars)
-    normal = np.empty((cars, 2))
-    kind = np.empty(cars, dtype=np.int64)
-    index = np.empty(cars, dtype=np.int64)
-    _check_kernel(bx, by, byaw, foot[:, 0].copy(), foot[:, 1].copy(), foot[:, 2].copy(), boxes,
-                  discs, rings, gap, kind, index, depth, normal)
-    one_x = np.empty(1)
-    one_y = np.empty(1)
-    one_yaw = np.empty(1)
-    grown = np.empty((3, 1))
-    one_gap = np.empty(1)
-    one_depth = np.empty(1)
-    one_normal = np.empty((1, 2))
-    one_kind = np.empty(1, dtype=np.int64)
-    one_index = np.empty(1, dtype=np.int64)
+    for i in range(cars):
+        gap[i] = _contact(bx[i], by[i], byaw[i], foot[i, 0], foot[i, 1], foot[i, 2], boxes,
+                          box_cos, box_sin, discs, rings, one, one_i, one_n)
+        kind[i] = one_i[0]
+        index[i] = one_i[1]
+        depth[i] = one[3]
+        normal[i, 0] = one_n[0, 0]
+        normal[i, 1] = one_n[0, 1]
     for i in range(cars):
         if gap[i] > RELEASE_MARGIN:
             continue
         if kind[i] < 0:
             if touching[i] and gap[i] <= 0.0:  # released once clear by the margin
-                one_x[0] = bx[i]
-                one_y[0] = by[i]
-                one_yaw[0] = byaw[i]
-                grown[0, 0] = foot[i, 0]
-                grown[1, 0] = foot[i, 1] + RELEASE_MARGIN
-                grown[2, 0] = foot[i, 2] + RELEASE_MARGIN
-                _check_kernel(one_x, one_y, one_yaw, grown[0], grown[1], grown[2], boxes, discs,
-                              rings, one_gap, one_kind, one_index, one_depth, one_normal)
-                touching[i] = one_kind[0] >= 0
+                _contact(bx[i], by[i], byaw[i], foot[i, 0], foot[i, 1] + RELEASE_MARGIN,
+                         foot[i, 2] + RELEASE_MARGIN, boxes, box_cos, box_sin, discs, rings,
+                         one, one_i, one_n)
+                touching[i] = one_i[0] >= 0
             continue
         nx = normal[i, 0]
         ny = normal[i, 1]
@@ -323,9 +338,9 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
                 delay_steps: I64, throttle: bool, sched: I64, periods: I64, plan_on: bool,
                 plan_steer: F64, plan_wheel: F64, plan_next: I64, record: bool, snap_states: F64,
                 snap_steps: I64, lr: F64, radius: F64, foot: F64, scan_poses: F64,
-                scan_steps: I64, boxes: F64, discs: F64, rings: F64, response: int,
-                restitution: float, mu_g: float, touching: B1, in_contact: B1,
-                events: F64) -> int:
+                scan_steps: I64, boxes: F64, box_cos: F64, box_sin: F64, discs: F64,
+                rings: F64, response: int, restitution: float, mu_g: float, touching: B1,
+                in_contact: B1, events: F64) -> int:
     """Advance from ``sched[S_K]`` to ``k_end`` (see the module docstring); returns a status.
 
     Returns ``FULL`` before any event of a step when a buffer could overflow at that step (the
@@ -333,6 +348,12 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
     due and then moves its due step on).
     """
     cars = states.shape[0]
+    work = np.empty((5, cars))  # collision scratch, allocated once per stretch
+    iwork = np.empty((2, cars), dtype=np.int64)
+    normal = np.empty((cars, 2))
+    one = np.empty(4)
+    one_i = np.empty(2, dtype=np.int64)
+    one_n = np.empty((1, 2))
     while True:
         k = sched[S_K]
         if ((record and sched[S_N_SNAP] >= snap_states.shape[0])
@@ -341,8 +362,9 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
             return FULL
         # 1. collisions
         if periods[P_COLLISION] > 0 and k >= sched[S_NEXT_COLLISION]:
-            horizon = _collide(k, states, lr, radius, foot, boxes, discs, rings, response,
-                               restitution, mu_g, dt, touching, in_contact, events, sched)
+            horizon = _collide(k, states, lr, radius, foot, boxes, box_cos, box_sin, discs,
+                               rings, response, restitution, mu_g, dt, touching, in_contact,
+                               events, sched, work, iwork, normal, one, one_i, one_n)
             sched[S_NEXT_COLLISION] = k + max(periods[P_COLLISION], horizon)
         # 2. snapshot for odometry, IMU and joint states
         snap = False

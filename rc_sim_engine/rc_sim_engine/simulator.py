@@ -317,11 +317,11 @@ class Simulator:
         status = lk.run_stretch(
             k_end, state, packed, self._steer_cmd, self._wheel_cmd, self.config.dt, n_sub,
             model_id, integ_id, project, delay_buf, delay, throttle, sched,
-            self._kernel_periods,
-            plan is not None, plan_steer, plan_wheel, plan_next, self.config.record,
-            self._snap_states, self._snap_steps, self._lr, rig.radius, rig.foot,
-            self._scan_poses, self._scan_steps, arrays.boxes, arrays.discs, arrays.rings,
-            rig.response, rig.restitution, rig.mu_g, rig.touching, rig.in_contact, rig.events)
+            self._kernel_periods, plan is not None, plan_steer, plan_wheel, plan_next,
+            self.config.record, self._snap_states, self._snap_steps, self._lr, rig.radius,
+            rig.foot, self._scan_poses, self._scan_steps, arrays.boxes, rig.box_cos,
+            rig.box_sin, arrays.discs, arrays.rings, rig.response, rig.restitution, rig.mu_g,
+            rig.touching, rig.in_contact, rig.events)
         self.step_index = int(sched[lk.S_K])
         car.stepped(self.step_index - k0, int(sched[lk.S_HEAD]), bool(sched[lk.S_PRIMED]))
         self._drain()
