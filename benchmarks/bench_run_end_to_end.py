@@ -13,9 +13,11 @@ cached kernels, simulation, bag (sqlite3 or mcap), plots. Printed per storage: t
 time and the real-time factor 300 s / wall time (target >= 300), the CPU time of the command
 (its processes together) and the loop's own factor as the command reports it. A warm-up run
 first compiles or loads whatever is cached. With ``--demo``: the warm ``./scripts/demo`` too
-(target < 4 s).
+(target < 4 s). With ``--hour``: one simulated hour of ``lap`` per storage, its whole-command time
+and peak resident memory (largest process; target: a few hundred MB).
 
-Run: python benchmarks/bench_run_end_to_end.py [--repeat 5] [--demo]   (repository root, venv)
+Run: python benchmarks/bench_run_end_to_end.py [--repeat 5] [--demo] [--hour]   (repository
+root, venv)
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def main() -> None:
     parser.add_argument('--repeat', type=int, default=5, help='runs per figure (median)')
     parser.add_argument('--workload', choices=('lap', 'laps', 'both'), default='both')
     parser.add_argument('--demo', action='store_true', help='also time the warm ./scripts/demo')
+    parser.add_argument('--hour', action='store_true',
+                        help='also run one simulated hour per storage: time and peak memory')
     args = parser.parse_args()
     print(f'load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores')
     with tempfile.TemporaryDirectory(prefix='bench_e2e_') as tmp:
@@ -92,7 +96,7 @@ def main() -> None:
         names = list(workloads) if args.workload == 'both' else [args.workload]
         out = Path(tmp) / 'run'
         base = [*_rcsim(), 'run', '--world', 'basic_track', '--duration', f'{DURATION:g}',
-                '--out', str(out), '--force']
+                '--out', str(out), '--force']  # a later --duration overrides
         _timed([*base, '--scenario', workloads['lap']], REPO)  # warm-up (caches)
         for name in names:
             for storage in ('sqlite3', 'mcap'):
@@ -107,6 +111,16 @@ def main() -> None:
                       f'(best {DURATION / min(walls):.0f}x; target >= 300x); CPU {cpu:5.2f} s '
                       f'(= {DURATION / cpu:.0f}x per CPU second); loop alone {loop:.0f}x')
             shutil.rmtree(out, ignore_errors=True)
+        if args.hour:
+            for storage in ('sqlite3', 'mcap'):
+                cmd = [*base, '--scenario', workloads['lap'], '--storage', storage,
+                       '--duration', '3600']
+                wall, cpu, _ = _timed(cmd, REPO)
+                peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+                print(f'rcsim run lap  {storage:7s} 3600 s simulated: {wall:6.2f} s wall '
+                      f'({3600 / wall:.0f}x), CPU {cpu:.2f} s; peak resident memory of the '
+                      f'largest process so far {peak_mb:.0f} MB')
+                shutil.rmtree(out, ignore_errors=True)
     if args.demo:
         demo = [str(REPO / 'scripts' / 'demo')]
         _timed(demo, REPO)

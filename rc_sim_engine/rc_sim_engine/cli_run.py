@@ -286,6 +286,7 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
                             for e in result.collisions]})
         (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
                                                     encoding='utf-8')
+        bag.finish_storage()  # indexes and metadata while the plots are drawn
         plots = [] if worker is None else worker.finish()
         if args.animate:
             from rc_sim_engine.animation import write_animation

@@ -79,6 +79,7 @@ class BagWriter:
         self._connections: dict[str, Any] = {}
         self._stores: dict[str, Any] = {}
         self._tmp: Path | None = None
+        self._closed = False
         self.counts: dict[str, int] = {}
 
     @property
@@ -170,13 +171,25 @@ class BagWriter:
         for batch in batches:
             self.counts[batch.topic] += len(batch)
 
+    def finish_storage(self) -> None:
+        """Write the bag's indexes and metadata now (no more messages); files may still be added
+        to :attr:`directory` until the ``with`` block ends (e.g. while plots are drawn)."""
+        if self._writer is not None and not self._closed:
+            self._closed = True
+            try:
+                self._writer.close()
+            except Exception as exc:
+                raise OutputError(f'{self.path}: cannot finish bag ({one_line(exc)})') from None
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         assert self._stack is not None and self._tmp is not None
         stack, tmp = self._stack, self._tmp
         self._stack = None
         try:
-            self._writer.close()
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
             if exc_type is None:
                 rename_bag_storage(tmp, self.path.name)
         except Exception as err:
