@@ -17,12 +17,13 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from rc_sim_description.params import VehicleParams
-from rc_sim_engine.streams import Series, concat_series
+from rc_sim_engine.series import Series, concat_series
+from rc_sim_engine.sim_config import CommandSource, Observation
 
-__all__ = ['CommandLog', 'CommandPlan', 'Mappers', 'build_plan', 'plan_bytes']
+__all__ = ['CommandLog', 'CommandPlan', 'Mappers', 'build_plan', 'plan_bytes', 'sequence_source']
 
 FloatArray = NDArray[np.float64]
 _KEYS = ('t_ns', 'linear_x', 'angular_z', 'steering_angle', 'wheel_speed', 'accepted')
@@ -122,6 +123,18 @@ def build_plan(seq: Any, params: list[VehicleParams], start_step: int, end_s: fl
             'angular_z': np.broadcast_to(w[:, None], (k, n)),
             'steering_angle': steer, 'wheel_speed': wheel, 'accepted': valid}
     return CommandPlan(start_tick, full_steer, full_wheel, change_next, rows)
+
+
+def sequence_source(seq: Any) -> CommandSource:
+    """Command source playing a :class:`~rc_sim_control.commands.CommandSequence` (zero-order
+    hold)."""
+    from rc_sim_control.commands import sample
+
+    def source(t: float, obs: Observation) -> tuple[ArrayLike, ArrayLike]:
+        v, w = sample(seq, np.array([t]))
+        return float(v[0]), float(w[0])
+
+    return source
 
 
 class CommandLog:

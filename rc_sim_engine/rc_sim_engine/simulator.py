@@ -35,7 +35,14 @@ from rc_sim_description.params import VehicleParams
 from rc_sim_engine import loop_kernel as lk
 from rc_sim_engine.car import Car
 from rc_sim_engine.collision_response import CollisionRig
-from rc_sim_engine.command_plan import CommandLog, CommandPlan, Mappers, build_plan
+from rc_sim_engine.command_plan import (
+    CommandLog,
+    CommandPlan,
+    Mappers,
+    build_plan,
+    sequence_source,
+)
+from rc_sim_engine.loop_buffers import LoopBuffers
 from rc_sim_engine.pacing import Pacer
 from rc_sim_engine.recorder import (
     DECIMATE_SAMPLES,
@@ -72,20 +79,6 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 #: Bytes of recordings a streamed run holds before it hands a chunk to its sink.
 CHUNK_BYTES = 16e6
-_SNAP_CAPACITY = 1024  # snapshots per buffer (about 10 s at 100 Hz)
-_SCAN_SECONDS = 10.0  # lidar buffer: scans of this much simulated time (bounded by CHUNK_BYTES)
-
-
-def sequence_source(seq: Any) -> CommandSource:
-    """Command source playing a :class:`~rc_sim_control.commands.CommandSequence` (zero-order
-    hold)."""
-    from rc_sim_control.commands import sample
-
-    def source(t: float, obs: Observation) -> tuple[ArrayLike, ArrayLike]:
-        v, w = sample(seq, np.array([t]))
-        return float(v[0]), float(w[0])
-
-    return source
 
 
 class Simulator:
@@ -132,29 +125,14 @@ class Simulator:
             self._periods.get('scan', 0), self._periods['command'],
             self._collisions.min_period], dtype=np.int64)
         self._lr = self.car.base_link_offset
-        self._buffers()
+        self._buf = LoopBuffers.allocate(
+            self.n, cfg.record, self._lidar,
+            self._periods.get('scan', 1) * cfg.dt, CHUNK_BYTES)
         from rc_sim_engine.streams import StreamDeriver
 
         self._deriver = StreamDeriver(self.params, cfg, self._periods)
         self.set_mapper_mode(cfg.mapper_mode)
         self.reset(start)
-
-    def _buffers(self) -> None:
-        """Preallocated buffers of the compiled loop (sized for about one chunk)."""
-        n = self.n
-        self._sched = np.zeros(lk.S_SIZE, dtype=np.int64)
-        self._snap_states = np.empty((_SNAP_CAPACITY if self.config.record else 1, n, N_STATE))
-        self._snap_steps = np.empty(len(self._snap_states), dtype=np.int64)
-        if self._lidar is not None:
-            per_scan = n * self._lidar.n_beams * 8 * (2 if self._lidar.want_incidence else 1)
-            by_time = math.ceil(_SCAN_SECONDS / (self._periods['scan'] * self.config.dt))
-            capacity = int(max(2, min(by_time, CHUNK_BYTES // max(per_scan, 1))))
-            self._scans, self._incidence, self._scan_steps = self._lidar.buffers(capacity)
-        else:
-            self._scans, self._incidence = np.zeros((1, n, 1)), np.zeros((1, 1, 1))
-            self._scan_steps = np.zeros(1, dtype=np.int64)
-        self._scan_poses = np.zeros((len(self._scan_steps), n, 3))
-        self._no_plan = (np.zeros((1, n)), np.zeros(1, dtype=np.int64))
 
     # ------------------------------------------------------------------ set-up
     def set_mapper_mode(self, mode: str) -> None:
@@ -175,7 +153,7 @@ class Simulator:
         self.step_index = 0
         self._steer_cmd = np.zeros(self.n)
         self._wheel_cmd = np.zeros(self.n)
-        self._sched[:] = 0
+        self._buf.sched[:] = 0
         self._collisions.reset()
         self._log = CommandLog()
         self._recorder: MemoryRecorder | StreamingRecorder = self._memory_recorder()
@@ -199,8 +177,7 @@ class Simulator:
         """Memory of the loop's buffers [bytes]; ``streaming``: plus the chunks a streamed run
         holds (the recorder's pending chunk, the sink's queue and the one being written, and
         the decimated copies kept for plots)."""
-        fixed = (self._snap_states.nbytes + self._scans.nbytes + self._incidence.nbytes
-                 + self._scan_poses.nbytes)
+        fixed = self._buf.nbytes
         if not streaming:
             return float(fixed)
         beams = self.lidars[0].fan.n_beams if self.lidars else 0
@@ -270,7 +247,7 @@ class Simulator:
                 self.command_twist(a, b)
             else:
                 self.command(a, b)
-        self._sched[lk.S_NEXT_COMMAND] = self.step_index + self._periods['command']
+        self._buf.sched[lk.S_NEXT_COMMAND] = self.step_index + self._periods['command']
 
     # ------------------------------------------------------------------ loop
     def step_to(self, t: float) -> None:
@@ -301,13 +278,13 @@ class Simulator:
 
     def _stretch(self, k_end: int) -> int:
         """One compiled stretch towards ``k_end``; empties the buffers; returns its status."""
-        sched, car = self._sched, self.car
+        sched, car = self._buf.sched, self.car
         sched[lk.S_K] = self.step_index
         head, primed = car.delay_head
         sched[lk.S_HEAD], sched[lk.S_PRIMED] = head, int(primed)
         plan = self._plan
         plan_steer, plan_next = ((plan.steering_angle, plan.change_next) if plan is not None
-                                 else self._no_plan)
+                                 else self._buf.no_plan)
         plan_wheel = plan.wheel_speed if plan is not None else plan_steer
         rig = self._collisions
         arrays = rig.arrays
@@ -318,8 +295,8 @@ class Simulator:
             k_end, state, packed, self._steer_cmd, self._wheel_cmd, self.config.dt, n_sub,
             model_id, integ_id, project, delay_buf, delay, throttle, sched,
             self._kernel_periods, plan is not None, plan_steer, plan_wheel, plan_next,
-            self.config.record, self._snap_states, self._snap_steps, self._lr, rig.radius,
-            rig.foot, self._scan_poses, self._scan_steps, arrays.boxes, rig.box_cos,
+            self.config.record, self._buf.snap_states, self._buf.snap_steps, self._lr, rig.radius,
+            rig.foot, self._buf.scan_poses, self._buf.scan_steps, arrays.boxes, rig.box_cos,
             rig.box_sin, arrays.discs, arrays.rings, rig.response, rig.restitution, rig.mu_g,
             rig.touching, rig.in_contact, rig.events)
         self.step_index = int(sched[lk.S_K])
@@ -336,22 +313,22 @@ class Simulator:
 
     def _drain(self) -> None:
         """Hand the buffers' contents to the recorder, the lidar error model and the events."""
-        sched = self._sched
+        sched = self._buf.sched
         n_snap = int(sched[lk.S_N_SNAP])
         if n_snap:
-            self._recorder.add_snapshots(self._snap_steps[:n_snap].copy(),
-                                         self._snap_states[:n_snap].copy())
+            self._recorder.add_snapshots(self._buf.snap_steps[:n_snap].copy(),
+                                         self._buf.snap_states[:n_snap].copy())
             sched[lk.S_N_SNAP] = 0
         n_scan = int(sched[lk.S_N_SCAN])
-        lidar = self._lidar
+        lidar, buf = self._lidar, self._buf
         if n_scan and lidar is not None:
-            lk.cast_scans(self._scan_poses[:n_scan], lidar.rows, lidar.cos_beam, lidar.sin_beam,
+            lk.cast_scans(buf.scan_poses[:n_scan], lidar.rows, lidar.cos_beam, lidar.sin_beam,
                           lidar.segments, lidar.n_segments, lidar.circles, lidar.n_circles,
-                          lidar.foot, lidar.want_incidence, self._scans, self._incidence)
-            t_ns = self._scan_steps[:n_scan] * self._dt_ns
+                          lidar.foot, lidar.want_incidence, buf.scans, buf.incidence)
+            t_ns = self._buf.scan_steps[:n_scan] * self._dt_ns
             sample, last = lidar.finish(
-                t_ns, self._scans[:n_scan],
-                self._incidence[:n_scan] if lidar.want_incidence else None)
+                t_ns, self._buf.scans[:n_scan],
+                self._buf.incidence[:n_scan] if lidar.want_incidence else None)
             if self.config.record:
                 self._recorder.add_scans(sample)
             self._last_scan = last
@@ -391,7 +368,7 @@ class Simulator:
                           self._steer_cmd)
         self._plan = plan
         self._log.start_plan(plan.rows)
-        self._sched[lk.S_NEXT_COMMAND] = plan.start_tick * period
+        self._buf.sched[lk.S_NEXT_COMMAND] = plan.start_tick * period
         return self._run_until(self.time + end, progress, sink)
 
     def run(self, duration: float, source: CommandSource | None = None, *,

@@ -37,6 +37,7 @@ __all__ = ['MCAP_CHUNK_BYTES', 'BulkWriter', 'sorted_rows']
 
 #: Uncompressed MCAP chunk size of bulk writes.
 MCAP_CHUNK_BYTES = 4 * 1024 * 1024
+_ONE_BY_ONE_CHUNK_BYTES = 1024 * 1024  # messages written one by one: rosbags' chunk size
 _MCAP_HEADER = np.dtype([('op', 'u1'), ('length', '<u8'), ('channel', '<u2'),
                          ('sequence', '<u4'), ('log_time', '<u8'), ('publish_time', '<u8')])
 _INDEX_ENTRY = np.dtype([('log_time', '<u8'), ('offset', '<u8')])
@@ -165,7 +166,7 @@ class BulkMcapWriter(McapWriter):
         head['publish_time'] = timestamp
         record = head.tobytes() + bytes(data)
         self._append([record], np.array([connection.id]), np.array([timestamp], dtype=np.int64),
-                     np.array([len(record)], dtype=np.int64))
+                     np.array([len(record)], dtype=np.int64), _ONE_BY_ONE_CHUNK_BYTES)
 
     def write_many(self, ids: Sequence[int], batches: Sequence[RawBatch]) -> None:
         """Append the batches' messages, merged in time order, in chunks of about 4 MiB."""
@@ -191,11 +192,11 @@ class BulkMcapWriter(McapWriter):
             room = max(MCAP_CHUNK_BYTES - self._size, 1)
             base = ends[lo] - sizes[lo]
             hi = lo + max(1, int(np.searchsorted(ends[lo:] - base, room, side='right')))
-            self._append(views[lo:hi], conn[lo:hi], t_ns[lo:hi], sizes[lo:hi])
+            self._append(views[lo:hi], conn[lo:hi], t_ns[lo:hi], sizes[lo:hi], MCAP_CHUNK_BYTES)
             lo = hi
 
     def _append(self, parts: list[Any], conn: NDArray[np.int64], t_ns: NDArray[np.int64],
-                sizes: NDArray[np.int64]) -> None:
+                sizes: NDArray[np.int64], chunk_bytes: int) -> None:
         self._drain()
         offsets = self._size + np.cumsum(sizes) - sizes
         chunk = self.chunk
@@ -212,7 +213,7 @@ class BulkMcapWriter(McapWriter):
             self.channel_stats[cid] += len(entries)
         self._parts.extend(parts)
         self._size += int(sizes.sum())
-        if self._size >= MCAP_CHUNK_BYTES:
+        if self._size >= chunk_bytes:
             self.close_chunk()
 
     def close_chunk(self) -> None:
