@@ -10,6 +10,7 @@ statistics and keeps a decimated copy for plots, then drops the chunk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import time
 from typing import Any, Protocol
 
@@ -28,8 +29,8 @@ from rc_sim_engine.streams import (
     concat_series,
 )
 
-__all__ = ['DECIMATE_SAMPLES', 'DECIMATE_SCANS', 'MemoryRecorder', 'StreamSink',
-           'StreamingRecorder', 'ThreadedSink']
+__all__ = ['DECIMATE_SAMPLES', 'DECIMATE_SCANS', 'ChunkConverter', 'MemoryRecorder',
+           'StreamSink', 'StreamingRecorder', 'ThreadedSink']
 
 FloatArray = NDArray[np.float64]
 #: Samples per stream a streamed run keeps for plots (evenly spaced); scans kept.
@@ -109,7 +110,9 @@ class _Blocks:
         self.snap_steps: list[NDArray[np.int64]] = []
         self.snap_states: list[FloatArray] = []
         self.scans: list[Series] = []
-        self.nbytes = 0
+        self.pose_t_ns: list[NDArray[np.int64]] = []
+        self.poses: list[FloatArray] = []
+        self.nbytes = 0.0
 
     def add_snapshots(self, steps: NDArray[np.int64], states: FloatArray) -> None:
         self.snap_steps.append(steps)
@@ -119,6 +122,11 @@ class _Blocks:
     def add_scans(self, sample: dict[str, np.ndarray]) -> None:
         self.scans.append(Series(sample))
         self.nbytes += sum(v.nbytes for v in sample.values())
+
+    def add_poses(self, t_ns: NDArray[np.int64], poses: FloatArray, expanded: float) -> None:
+        self.pose_t_ns.append(t_ns)
+        self.poses.append(poses)
+        self.nbytes += expanded
 
     def snapshots(self, n_cars: int, n_state: int) -> tuple[NDArray[np.int64], FloatArray]:
         if not self.snap_steps:
@@ -177,28 +185,79 @@ class MemoryRecorder:
         return out
 
 
-class StreamingRecorder:
-    """Streams chunks to ``sink``; keeps running statistics and decimated streams."""
+ScanFinisher = Callable[[NDArray[np.int64], FloatArray], tuple[dict[str, np.ndarray], FloatArray]]
 
-    streaming = True
 
-    def __init__(self, sink: StreamSink, deriver: StreamDeriver, log: CommandLog, n_cars: int,
-                 n_state: int, dt_ns: int, clock_period: int, chunk_bytes: float) -> None:
-        self.sink, self.deriver, self.log = sink, deriver, log
-        self.n_cars, self.n_state = n_cars, n_state
-        self.dt_ns, self.clock_period = dt_ns, clock_period
-        self.chunk_bytes = chunk_bytes
-        self.blocks = _Blocks()
+class ChunkConverter:
+    """A raw chunk of the loop -> streams -> ``sink``: state snapshots converted, lidar scans
+    cast from the recorded poses (``finish_scans(t_ns, poses)``: the rays and the error model of
+    a whole chunk in one go) unless the loop cast them already, non-finite values checked,
+    running statistics and decimated copies kept. Run in the loop's thread or, wrapped in a
+    :class:`ThreadedSink`, in its own (the loop does not touch what it uses meanwhile)."""
+
+    def __init__(self, sink: StreamSink, deriver: StreamDeriver, n_cars: int,
+                 finish_scans: ScanFinisher | None) -> None:
+        self.sink, self.deriver, self.finish_scans = sink, deriver, finish_scans
         self.stats = RunStats(n_cars)
         self.kept: dict[str, Decimator] = {
             name: Decimator(DECIMATE_SCANS if name == 'scan' else DECIMATE_SAMPLES)
             for name in ('odom', 'imu', 'joints', 'commands', 'scan')}
-        self._clock_next = 0  # next /clock step not yet streamed
-        self.finished = False
-        self.sink_seconds = 0.0  # wall time spent in the sink (not the loop's)
+        self.last_scan: tuple[dict[str, np.ndarray], FloatArray] | None = None
         deriver.reset()
 
+    def write_chunk(self, raw: dict[str, Any], final: bool, until_ns: int) -> None:
+        """Convert and hand on one raw chunk (see :meth:`StreamingRecorder.flush`)."""
+        out = self.deriver.derive(raw['snap_steps'], raw['snap_states'])
+        check_finite(out)
+        if raw.get('scan_poses') is not None and self.finish_scans is not None:
+            sample, last = self.finish_scans(raw['scan_t_ns'], raw['scan_poses'])
+            self.last_scan = sample, last
+            out['scan'] = Series(sample)
+        else:
+            out['scan'] = raw['scan']
+        out['commands'] = raw['commands']
+        out['clock'] = raw['clock']
+        self.stats.update(out)
+        for name, keeper in self.kept.items():
+            series = out[name]
+            if name == 'scan' and 'raw' in series:
+                series = Series({k: v for k, v in series.items() if k != 'raw'})
+            keeper.add(series)
+        self.sink.write_chunk(out, final, until_ns)
+
+
+class StreamingRecorder:
+    """Streams chunks to ``sink``; keeps running statistics and decimated streams.
+
+    The loop hands over snapshots and either finished lidar samples or, when nothing needs the
+    scans during the run (a played sequence), only the cars' poses at the scan times
+    (:meth:`add_scan_poses`): the scans of a chunk are then cast with the chunk's conversion,
+    which runs in a thread of its own (``threaded``) while the loop goes on.
+    """
+
+    streaming = True
     empty = False
+
+    def __init__(self, sink: StreamSink, deriver: StreamDeriver, log: CommandLog, n_cars: int,
+                 n_state: int, dt_ns: int, clock_period: int, chunk_bytes: float,
+                 finish_scans: ScanFinisher | None = None, threaded: bool = True) -> None:
+        self.log = log
+        self.n_cars, self.n_state = n_cars, n_state
+        self.dt_ns, self.clock_period = dt_ns, clock_period
+        self.chunk_bytes = chunk_bytes
+        self.blocks = _Blocks()
+        self.converter = ChunkConverter(sink, deriver, n_cars, finish_scans)
+        self._stage: ChunkConverter | ThreadedSink = self.converter
+        if threaded:  # the converter takes raw chunks through the sink interface
+            self._stage = ThreadedSink(self.converter)  # type: ignore[arg-type]
+        self._clock_next = 0  # next /clock step not yet streamed
+        self.finished = False
+        self.sink_seconds = 0.0  # wall time spent handing chunks over (not the loop's)
+
+    @property
+    def stats(self) -> RunStats:
+        """Running statistics over every sample streamed so far."""
+        return self.converter.stats
 
     def add_snapshots(self, steps: NDArray[np.int64], states: FloatArray) -> None:
         """A block of state snapshots (M,) and (M, N, n_state)."""
@@ -208,42 +267,46 @@ class StreamingRecorder:
         """A block of lidar samples (leading axis: scans)."""
         self.blocks.add_scans(sample)
 
+    def add_scan_poses(self, t_ns: NDArray[np.int64], poses: FloatArray,
+                       expanded_bytes: float) -> None:
+        """The base_link poses (M, N, 3) of the cars at M scan times: scans cast later;
+        ``expanded_bytes`` is their size once cast (counts towards the chunk)."""
+        self.blocks.add_poses(t_ns, poses, expanded_bytes)
+
     def flush(self, step: int, inclusive: bool, final: bool = False) -> None:
         """Stream what is pending when a chunk is full (or ``final``): samples before ``step``
         (and at it when ``inclusive``: every event of that step is done)."""
         if not final and self.blocks.nbytes < self.chunk_bytes:
             return
         steps, states = self.blocks.snapshots(self.n_cars, self.n_state)
-        out = self.deriver.derive(steps, states)
-        check_finite(out)
-        out['scan'] = concat_series(self.blocks.scans, Series())
-        out['commands'] = self.log.take(step * self.dt_ns, inclusive)
         last = step if inclusive else step - 1
         ticks = np.arange(self._clock_next, last + 1, dtype=np.int64)
         ticks = ticks[ticks % self.clock_period == 0]
-        out['clock'] = Series(t_ns=ticks * self.dt_ns)
         self._clock_next = last + 1
-        self.blocks = _Blocks()
-        self.stats.update(out)
-        for name, keeper in self.kept.items():
-            series = out[name]
-            if name == 'scan' and 'raw' in series:
-                series = Series({k: v for k, v in series.items() if k != 'raw'})
-            keeper.add(series)
+        blocks, self.blocks = self.blocks, _Blocks()
+        raw: dict[str, Any] = {
+            'snap_steps': steps, 'snap_states': states,
+            'scan': concat_series(blocks.scans, Series(t_ns=np.zeros(0, dtype=np.int64))),
+            'scan_t_ns': (np.concatenate(blocks.pose_t_ns) if blocks.pose_t_ns
+                          else np.zeros(0, dtype=np.int64)),
+            'scan_poses': (np.concatenate(blocks.poses) if blocks.poses else None),
+            'commands': self.log.take(step * self.dt_ns, inclusive),
+            'clock': Series(t_ns=ticks * self.dt_ns)}
         t0 = time.perf_counter()
-        self.sink.write_chunk(out, final, step * self.dt_ns - (0 if inclusive else 1))
+        self._stage.write_chunk(raw, final, step * self.dt_ns - (0 if inclusive else 1))
         self.sink_seconds += time.perf_counter() - t0
         self.finished = final
+
+    def close(self, abandon: bool = False) -> None:
+        """Wait until every chunk is converted and handed on (``abandon``: drop the queued
+        ones); errors of the conversion or the sink are raised here."""
+        if isinstance(self._stage, ThreadedSink):
+            self._stage.close(abandon=abandon)
 
     def streams(self, step: int) -> dict[str, Series]:
         """The decimated streams (for plots and summaries)."""
         empty = Series(t_ns=np.zeros(0, dtype=np.int64))
-        out = {name: keeper.series(empty) for name, keeper in self.kept.items()}
+        out = {name: keeper.series(empty) for name, keeper in self.converter.kept.items()}
         out['clock'] = Series(t_ns=np.arange(0, step + 1, self.clock_period,
                                              dtype=np.int64)[-1:] * self.dt_ns)
         return out
-
-
-def recorder_state(recorder: Any) -> str:
-    """``memory`` or ``streaming`` (for messages)."""
-    return 'streaming' if getattr(recorder, 'streaming', False) else 'memory'

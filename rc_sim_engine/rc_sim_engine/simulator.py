@@ -165,6 +165,7 @@ class Simulator:
         self._source: CommandSource | None = None
         self._source_output = 'twist'
         self._wall = 0.0
+        self._defer_scans = False
         self._mappers.reset()
         if self._lidar is not None:
             self._lidar.reset(self.config.seed)
@@ -321,7 +322,14 @@ class Simulator:
             sched[lk.S_N_SNAP] = 0
         n_scan = int(sched[lk.S_N_SCAN])
         lidar, buf = self._lidar, self._buf
-        if n_scan and lidar is not None:
+        if n_scan and lidar is not None and self._defer_scans:  # cast with the chunk's streams
+            assert isinstance(self._recorder, StreamingRecorder)
+            self._recorder.add_scan_poses(buf.scan_steps[:n_scan] * self._dt_ns,
+                                          buf.scan_poses[:n_scan].copy(),
+                                          n_scan * buf.scans[0].nbytes * 1.5)
+            self.scan_count += n_scan
+            sched[lk.S_N_SCAN] = 0
+        elif n_scan and lidar is not None:
             lk.cast_scans(buf.scan_poses[:n_scan], lidar.rows, lidar.cos_beam, lidar.sin_beam,
                           lidar.segments, lidar.n_segments, lidar.circles, lidar.n_circles,
                           lidar.foot, lidar.want_incidence, buf.scans, buf.incidence)
@@ -390,26 +398,54 @@ class Simulator:
 
     def _run_until(self, end: float, progress: Callable[[float], None] | None,
                    sink: StreamSink | None, chunk: float = 0.5) -> SimResult:
-        if sink is not None:
-            if not self._recorder.empty:
-                raise ConfigError('a streamed run must start with nothing recorded (a new or '
-                                  'reset Simulator)')
-            self._recorder = StreamingRecorder(sink, self._deriver, self._log, self.n, N_STATE,
-                                               self._dt_ns, self._clock_period, CHUNK_BYTES)
+        if sink is None:
+            self._loop_until(end, progress, chunk)
+            return self.result()
+        if not self._recorder.empty:
+            raise ConfigError('a streamed run must start with nothing recorded (a new or '
+                              'reset Simulator)')
+        # nothing reads the scans during a played sequence: they are cast with each chunk's
+        # conversion, in a thread of its own, while the loop goes on
+        self._defer_scans = self._plan is not None and self._lidar is not None
+        recorder = StreamingRecorder(sink, self._deriver, self._log, self.n, N_STATE,
+                                     self._dt_ns, self._clock_period, CHUNK_BYTES,
+                                     finish_scans=self._finish_scans)
+        self._recorder = recorder
+        try:
+            self._loop_until(end, progress, chunk)
+            self._wall -= recorder.sink_seconds  # the loop's wall time: without the sink's
+            recorder.flush(self.step_index, inclusive=True, final=True)
+            recorder.close()
+        except BaseException:
+            recorder.close(abandon=True)
+            raise
+        finally:
+            self._defer_scans = False
+            self._log = CommandLog()  # a later run records afresh
+            self._recorder = self._memory_recorder()
+        if recorder.converter.last_scan is not None:
+            sample, self._last_scan = recorder.converter.last_scan
+            self.last_scan_sample = {key: (int(val[-1]) if key == 't_ns' else val[-1])
+                                     for key, val in sample.items()}
+        return self._result(recorder.streams(self.step_index), recorder)
+
+    def _loop_until(self, end: float, progress: Callable[[float], None] | None,
+                    chunk: float) -> None:
         while self.time < end - 0.5 * self.config.dt:
             self.step_to(min(self.time + chunk, end))
             if progress is not None:
                 progress(self.time)
-        if sink is not None:
-            recorder = self._recorder
-            assert isinstance(recorder, StreamingRecorder)
-            self._wall -= recorder.sink_seconds  # the loop's wall time: without the sink's
-            recorder.flush(self.step_index, inclusive=True, final=True)
-            result = self._result(recorder.streams(self.step_index), recorder)
-            self._log = CommandLog()  # a later run records afresh
-            self._recorder = self._memory_recorder()
-            return result
-        return self.result()
+
+    def _finish_scans(self, t_ns: NDArray[np.int64], poses: FloatArray
+                      ) -> tuple[dict[str, np.ndarray], FloatArray]:
+        """Scans of a chunk from the cars' poses at the scan times (rays and error model)."""
+        lidar = self._lidar
+        assert lidar is not None
+        scans, incidence, _ = lidar.buffers(len(poses))
+        lk.cast_scans(poses, lidar.rows, lidar.cos_beam, lidar.sin_beam, lidar.segments,
+                      lidar.n_segments, lidar.circles, lidar.n_circles, lidar.foot,
+                      lidar.want_incidence, scans, incidence)
+        return lidar.finish(t_ns, scans, incidence if lidar.want_incidence else None)
 
     def result(self) -> SimResult:
         """The recordings so far (state snapshots converted to sensor streams, vectorized)."""
