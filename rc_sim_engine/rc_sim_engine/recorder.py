@@ -30,12 +30,19 @@ from rc_sim_engine.streams import (
 )
 
 __all__ = ['DECIMATE_SAMPLES', 'DECIMATE_SCANS', 'ChunkConverter', 'MemoryRecorder',
-           'StreamSink', 'StreamingRecorder', 'ThreadedSink']
+           'StreamSink', 'StreamingRecorder', 'ThreadedSink', 'streaming_bytes']
 
 FloatArray = NDArray[np.float64]
 #: Samples per stream a streamed run keeps for plots (evenly spaced); scans kept.
 DECIMATE_SAMPLES = 4096
 DECIMATE_SCANS = 512
+
+
+def streaming_bytes(n_cars: int, beams: int, chunk_bytes: float) -> float:
+    """Memory a streamed run holds besides the loop's buffers [bytes]: the chunk being
+    gathered, the one being converted, the sink's queue (two) and the decimated copies."""
+    kept = n_cars * (DECIMATE_SAMPLES * 8 * 48 + DECIMATE_SCANS * beams * 4)
+    return 4 * chunk_bytes + kept
 
 
 class StreamSink(Protocol):

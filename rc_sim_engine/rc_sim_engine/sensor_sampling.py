@@ -65,6 +65,9 @@ class LidarRig:
             self.segments[i, :len(lid.segments)] = lid.segments
             self.circles[i, :len(lid.circles)] = lid.circles
         self.foot = np.ascontiguousarray(foot, dtype=np.float64)
+        #: Bytes of one scan of every car being cast and recorded (float64 rays, float32 ranges,
+        #: the ideal ranges too with an error model).
+        self.scan_bytes = n * self.n_beams * (8 + 4 + (4 if lidar_errors is not None else 0))
         self.lidar_errors = lidar_errors
         # incidence angles only when the error model uses them (incidence dropout)
         self.want_incidence = (lidar_errors is not None and getattr(
@@ -88,6 +91,18 @@ class LidarRig:
         incidence = (np.empty((capacity, n, self.n_beams)) if self.want_incidence
                      else np.zeros((1, 1, 1)))
         return scans, incidence, np.empty(capacity, dtype=np.int64)
+
+    def cast(self, t_ns: NDArray[np.int64], poses: FloatArray
+             ) -> tuple[dict[str, np.ndarray], FloatArray]:
+        """Samples of the scans at ``t_ns`` (M,) with the cars' base_link poses (M, N, 3): rays
+        cast in one call (:func:`rc_sim_engine.loop_kernel.cast_scans`), then :meth:`finish`."""
+        from rc_sim_engine.loop_kernel import cast_scans
+
+        scans, incidence, _ = self.buffers(len(poses))
+        cast_scans(poses, self.rows, self.cos_beam, self.sin_beam, self.segments,
+                   self.n_segments, self.circles, self.n_circles, self.foot,
+                   self.want_incidence, scans, incidence)
+        return self.finish(t_ns, scans, incidence if self.want_incidence else None)
 
     def finish(self, t_ns: NDArray[np.int64], ideal: FloatArray,
                incidence: FloatArray | None) -> tuple[dict[str, np.ndarray], FloatArray]:

@@ -1,23 +1,16 @@
 """The simulation loop: fixed physics step, sensors at their own rates, collisions, commands.
 
-Time is an integer step counter (``t = k dt``, stamps in integer nanoseconds), so runs are exactly
-reproducible for a given seed (the only randomness is the lidar error model, one generator per car
-spawned from ``SeedSequence(seed)``). Events, in this order when they fall on the same step:
-
-1. collision check and response (:mod:`rc_sim_engine.collision_response`),
-2. sensors: state snapshot for odometry + TF, IMU and joint states (converted to streams by
-   :mod:`rc_sim_engine.streams`), lidar (:mod:`rc_sim_engine.sensor_sampling`); ``/clock``,
-3. commands (:mod:`rc_sim_engine.command_plan`): a command source (controller callback) gives
-   ``/cmd_vel`` per car at ``command_rate`` through the control core's mapper, or a command
-   sequence plays its precomputed plan.
-
-Between Python events (a controller callback, a full buffer, the end) the loop runs compiled
-(:func:`rc_sim_engine.loop_kernel.run_stretch`): physics, collisions, snapshots, lidar scans and
-plan commands in one call without the GIL. Recordings stay in memory
-(:class:`~rc_sim_engine.recorder.MemoryRecorder`) or are streamed chunk by chunk to a sink
-(``play(..., sink=...)``, :class:`~rc_sim_engine.recorder.StreamingRecorder`). A state that
-becomes non-finite stops the run at once with a one-line
-:class:`~rc_sim_engine.streams.NonFiniteError`. Pacing: :mod:`rc_sim_engine.pacing`.
+Time is an integer step counter (``t = k dt``, stamps in integer nanoseconds): runs are exactly
+reproducible for a seed (the only randomness, the lidar error model, has one generator per car
+from ``SeedSequence(seed)``). Events on one step, in order: collisions
+(:mod:`~rc_sim_engine.collision_response`), snapshot for odometry/IMU/joints
+(:mod:`~rc_sim_engine.streams`) and lidar (:mod:`~rc_sim_engine.sensor_sampling`), commands
+(:mod:`~rc_sim_engine.command_plan`: a controller through the control core's mapper, or a
+sequence's precomputed plan). Between Python events the loop runs compiled
+(:func:`~rc_sim_engine.loop_kernel.run_stretch`, without the GIL). Recordings stay in memory or
+are streamed chunk by chunk to a sink (:mod:`~rc_sim_engine.recorder`). A non-finite state stops
+the run at once (:class:`~rc_sim_engine.streams.NonFiniteError`). Pacing:
+:mod:`~rc_sim_engine.pacing`.
 """
 
 from __future__ import annotations
@@ -45,11 +38,10 @@ from rc_sim_engine.command_plan import (
 from rc_sim_engine.loop_buffers import LoopBuffers
 from rc_sim_engine.pacing import Pacer
 from rc_sim_engine.recorder import (
-    DECIMATE_SAMPLES,
-    DECIMATE_SCANS,
     MemoryRecorder,
     StreamingRecorder,
     StreamSink,
+    streaming_bytes,
 )
 from rc_sim_engine.run_limits import check_cars, check_run, check_start, check_world
 from rc_sim_engine.sensor_sampling import LidarRig, live_snapshot
@@ -178,12 +170,9 @@ class Simulator:
         """Memory of the loop's buffers [bytes]; ``streaming``: plus the chunks a streamed run
         holds (the recorder's pending chunk, the sink's queue and the one being written, and
         the decimated copies kept for plots)."""
-        fixed = self._buf.nbytes
-        if not streaming:
-            return float(fixed)
         beams = self.lidars[0].fan.n_beams if self.lidars else 0
-        kept = self.n * (DECIMATE_SAMPLES * 8 * 48 + DECIMATE_SCANS * beams * 4)
-        return float(fixed + 4 * CHUNK_BYTES + kept)
+        return self._buf.nbytes + (streaming_bytes(self.n, beams, CHUNK_BYTES) if streaming
+                                   else 0.0)
 
     @property
     def periods(self) -> dict[str, int]:
@@ -321,27 +310,17 @@ class Simulator:
                                          self._buf.snap_states[:n_snap].copy())
             sched[lk.S_N_SNAP] = 0
         n_scan = int(sched[lk.S_N_SCAN])
-        lidar, buf = self._lidar, self._buf
-        if n_scan and lidar is not None and self._defer_scans:  # cast with the chunk's streams
-            assert isinstance(self._recorder, StreamingRecorder)
-            self._recorder.add_scan_poses(buf.scan_steps[:n_scan] * self._dt_ns,
-                                          buf.scan_poses[:n_scan].copy(),
-                                          n_scan * buf.scans[0].nbytes * 1.5)
-            self.scan_count += n_scan
-            sched[lk.S_N_SCAN] = 0
-        elif n_scan and lidar is not None:
-            lk.cast_scans(buf.scan_poses[:n_scan], lidar.rows, lidar.cos_beam, lidar.sin_beam,
-                          lidar.segments, lidar.n_segments, lidar.circles, lidar.n_circles,
-                          lidar.foot, lidar.want_incidence, buf.scans, buf.incidence)
+        if n_scan and self._lidar is not None:
             t_ns = self._buf.scan_steps[:n_scan] * self._dt_ns
-            sample, last = lidar.finish(
-                t_ns, self._buf.scans[:n_scan],
-                self._buf.incidence[:n_scan] if lidar.want_incidence else None)
-            if self.config.record:
-                self._recorder.add_scans(sample)
-            self._last_scan = last
-            self.last_scan_sample = {key: (int(val[-1]) if key == 't_ns' else val[-1])
-                                     for key, val in sample.items()}
+            poses = self._buf.scan_poses[:n_scan].copy()
+            if self._defer_scans:  # cast with the chunk's conversion, in its thread
+                assert isinstance(self._recorder, StreamingRecorder)
+                self._recorder.add_scan_poses(t_ns, poses, n_scan * self._lidar.scan_bytes)
+            else:
+                sample, self._last_scan = self._lidar.cast(t_ns, poses)
+                if self.config.record:
+                    self._recorder.add_scans(sample)
+                self.last_scan_sample = _latest(sample)
             self.scan_count += n_scan
             sched[lk.S_N_SCAN] = 0
         n_event = int(sched[lk.S_N_EVENT])
@@ -409,7 +388,7 @@ class Simulator:
         self._defer_scans = self._plan is not None and self._lidar is not None
         recorder = StreamingRecorder(sink, self._deriver, self._log, self.n, N_STATE,
                                      self._dt_ns, self._clock_period, CHUNK_BYTES,
-                                     finish_scans=self._finish_scans)
+                                     finish_scans=self._lidar.cast if self._lidar else None)
         self._recorder = recorder
         try:
             self._loop_until(end, progress, chunk)
@@ -425,8 +404,7 @@ class Simulator:
             self._recorder = self._memory_recorder()
         if recorder.converter.last_scan is not None:
             sample, self._last_scan = recorder.converter.last_scan
-            self.last_scan_sample = {key: (int(val[-1]) if key == 't_ns' else val[-1])
-                                     for key, val in sample.items()}
+            self.last_scan_sample = _latest(sample)
         return self._result(recorder.streams(self.step_index), recorder)
 
     def _loop_until(self, end: float, progress: Callable[[float], None] | None,
@@ -435,17 +413,6 @@ class Simulator:
             self.step_to(min(self.time + chunk, end))
             if progress is not None:
                 progress(self.time)
-
-    def _finish_scans(self, t_ns: NDArray[np.int64], poses: FloatArray
-                      ) -> tuple[dict[str, np.ndarray], FloatArray]:
-        """Scans of a chunk from the cars' poses at the scan times (rays and error model)."""
-        lidar = self._lidar
-        assert lidar is not None
-        scans, incidence, _ = lidar.buffers(len(poses))
-        lk.cast_scans(poses, lidar.rows, lidar.cos_beam, lidar.sin_beam, lidar.segments,
-                      lidar.n_segments, lidar.circles, lidar.n_circles, lidar.foot,
-                      lidar.want_incidence, scans, incidence)
-        return lidar.finish(t_ns, scans, incidence if lidar.want_incidence else None)
 
     def result(self) -> SimResult:
         """The recordings so far (state snapshots converted to sensor streams, vectorized)."""
@@ -476,3 +443,8 @@ class Simulator:
         (``fx, fy, fz``, ``ax, ay``), joint ``position`` (N, 6) and ``velocity`` (N, 6: wheel
         joints from the wheel speeds, steering joints 0), and ``t_ns``."""
         return live_snapshot(self.car, self.params, self.step_index * self._dt_ns)
+
+
+def _latest(sample: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The last scan of a block of lidar samples (as a live node publishes it)."""
+    return {key: (int(val[-1]) if key == 't_ns' else val[-1]) for key, val in sample.items()}
