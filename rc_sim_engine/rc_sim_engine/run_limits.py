@@ -42,11 +42,12 @@ def check_cars(n: int) -> None:
 
 def check_world(world: World) -> None:
     """Obstacle count and extent of a world (ray casting and start-pose grids scale with them)."""
-    MAX_OBSTACLES.check(world.n_obstacles, f'world {world.name!r}: obstacles')
+    where = f'{world.source}: world {world.name!r}' if world.source else f'world {world.name!r}'
+    MAX_OBSTACLES.check(world.n_obstacles, f'{where}: obstacles')
     if world.n_obstacles:
         x0, x1, y0, y1 = world.bounds(0.0)
         MAX_WORLD_EXTENT_M.check(max(abs(x0), abs(x1), abs(y0), abs(y1)),
-                                 f'world {world.name!r}: its obstacles reach')
+                                 f'{where}: its obstacles reach')
 
 
 def check_start(poses: ArrayLike) -> None:

@@ -4,6 +4,7 @@ or the first non-finite quantity and its time; exit 2 and nothing left behind.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 import re
 import time
@@ -14,7 +15,7 @@ import pytest
 from rc_sim_control.commands import CommandSequence
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.limits import SOFT_LIMITS
-from rc_sim_description.params import load_vehicle_params
+from rc_sim_description.params import VehicleParams, load_vehicle_params
 from rc_sim_engine.cli import main
 from rc_sim_engine.simulator import SimConfig, Simulator
 from rc_sim_engine.streams import NonFiniteError, Series, check_finite
@@ -47,10 +48,14 @@ def test_absurd_duration_scenario_end_and_pace_are_refused_at_once(
     err = cli_error(capsys, tmp_path, '--scenario', 'line', '--duration', '1e7')
     assert 'RC_SIM_MAX_DURATION_S' in err and '86,400 s' in err and '--duration' in err
     endless = tmp_path / 'endless.yaml'
-    endless.write_text('name: endless\nmode: curvature\nt: [0.0, 1000000000.0]\n'
+    endless.write_text('name: endless\nmode: curvature\nt: [0.0, 500000.0]\n'
                        'linear_x: [1.0, 0.0]\nangular_z: [0.0, 0.0]\n')
     err = cli_error(capsys, tmp_path, '--scenario', str(endless))
-    assert "scenario 'endless' (ends at 1e+09 s)" in err and 'RC_SIM_MAX_DURATION_S' in err
+    assert "scenario 'endless' (ends at 500000 s)" in err and 'RC_SIM_MAX_DURATION_S' in err
+    endless.write_text('name: endless\nmode: curvature\nt: [0.0, 1000000000.0]\n'
+                       'linear_x: [1.0, 0.0]\nangular_z: [0.0, 0.0]\n')
+    err = cli_error(capsys, tmp_path, '--scenario', str(endless))  # refused by the loader
+    assert 'endless.yaml' in err and 't[1]' in err
     err = cli_error(capsys, tmp_path, '--world', 'flat_track', '--scenario', 'line',
                     '--realtime-factor', '1e-9')
     assert 'RC_SIM_MAX_PACED_WALL_S' in err and 'realtime factor 1e-09' in err
@@ -139,13 +144,19 @@ def test_every_soft_limit_is_documented() -> None:
 
 
 # ------------------------------------------------------------------ non-finite state
+def unvalidated(**mass_values: float) -> VehicleParams:
+    """A car the loader would refuse (its ranges and the step-stability check), built the way
+    a Python user can: frozen dataclasses replaced without validation."""
+    return replace(P, mass_properties=replace(P.mass_properties, **mass_values))
+
+
 def test_a_diverging_run_stops_at_the_first_non_finite_step() -> None:
-    absurd = P.with_values(mass=1e308)
+    absurd = unvalidated(mass=1e308)
     sim = Simulator(absurd, EMPTY, SimConfig(lidar=False))
     with pytest.raises(NonFiniteError, match=r'non-finite at t = 0\.001 s: car 0 state x = nan'):
         sim.play(straight(2.0, 2.0))
     assert sim.time == pytest.approx(0.001)
-    tiny = P.with_values(yaw_inertia=1e-12)
+    tiny = unvalidated(yaw_inertia=1e-12)
     sim = Simulator([P, tiny], EMPTY, SimConfig(lidar=False),
                     start=[(0.0, 0.0, 0.0), (0.0, 3.0, 0.0)])
     seq = CommandSequence(np.array([0.0, 2.0]), np.array([2.0, 2.0]), np.array([0.3, 0.3]),
@@ -158,11 +169,21 @@ def test_a_diverging_run_stops_at_the_first_non_finite_step() -> None:
     assert 0.0 < t_bad < 2.0 and sim.time == pytest.approx(t_bad, abs=1e-3)
 
 
-def test_a_diverging_cli_run_leaves_no_bag(tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
-    heavy = tmp_path / 'heavy.yaml'
-    heavy.write_text('mass_properties:\n  mass: 1.0e+308\n')
-    err = cli_error(capsys, tmp_path, '--params', str(heavy), '--scenario', 'basic_track_lap')
+def test_the_loader_refuses_a_car_the_step_cannot_integrate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stiff = tmp_path / 'stiff.yaml'
+    stiff.write_text('mass_properties:\n  yaw_inertia: 1.0e-7\ntyres:\n'
+                     '  cornering_stiffness_front: 1.0e+5\n  cornering_stiffness_rear: 1.0e+5\n')
+    err = cli_error(capsys, tmp_path, '--params', str(stiff), '--scenario', 'line')
+    assert 'stiff.yaml' in err and 'yaw_inertia' in err and 'engine step' in err
+
+
+def test_a_diverging_cli_run_leaves_no_bag(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import rc_sim_description.params as params_module
+    monkeypatch.setattr(params_module, 'load_vehicle_params',
+                        lambda *a, **k: unvalidated(mass=1e308))
+    err = cli_error(capsys, tmp_path, '--scenario', 'basic_track_lap')
     assert 'non-finite at t = 0.001 s' in err and 'vehicle parameters' in err
 
 
