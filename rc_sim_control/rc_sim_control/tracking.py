@@ -35,6 +35,9 @@ from rc_sim_description.params import VehicleParams
 __all__ = [
     'CONTROLLER_NAMES',
     'GRAVITY',
+    'MAX_PATH_POSES',
+    'MAX_TRACKER_VALUE',
+    'MAX_TRACKING_DURATION',
     'SHAPE_KEYS',
     'TRACKER_DEFAULTS',
     'FLGains',
@@ -482,6 +485,12 @@ TRACKER_DEFAULTS: dict[str, Any] = {
     **asdict(KanayamaGains()),
     **asdict(PurePursuitGains()),
 }
+#: Longest run [s] of the tracker (``duration``; the default length of a trajectory is shorter).
+MAX_TRACKING_DURATION = 1e6
+#: Largest magnitude of any numeric tracker parameter (gains and shape parameters).
+MAX_TRACKER_VALUE = 1e6
+#: Most poses of the published reference path.
+MAX_PATH_POSES = 100_000
 #: Keys that change the trajectory (not allowed while a run is active).
 SHAPE_KEYS = frozenset({'trajectory_type', 'a_coeff', 'b_coeff', 'focal_length', 'radius',
                         'amplitude', 'angular_speed', 'cycloid_radius', 'cycloid_distance',
@@ -526,9 +535,17 @@ def tracker_values_problem(values: Mapping[str, Any]) -> str | None:
     unknown = sorted(set(values) - set(TRACKER_DEFAULTS))
     if unknown:
         return f'unknown tracker parameter(s) {", ".join(unknown)}'
+    for key, value in values.items():  # every number, used now or after a later switch
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not (math.isfinite(value) and abs(value) <= MAX_TRACKER_VALUE):
+            return (f'{key!r}: must be a finite number of magnitude <= {MAX_TRACKER_VALUE:g}, '
+                    f'got {value!r}')
     try:
-        if not float(values['duration']) >= 0.0:
-            return f"'duration': must be >= 0, got {values['duration']!r}"
+        duration = float(values['duration'])
+        if not 0.0 <= duration <= MAX_TRACKING_DURATION:
+            return (f"'duration': must be in [0, {MAX_TRACKING_DURATION:g}] s (0: one period), "
+                    f"got {values['duration']!r}")
         trajectory_from_values(values)
         problem = gains_problem(values['controller'], _gains_of(values))
     except ConfigError as exc:
@@ -632,10 +649,11 @@ class TrackerSession:
         return TrackerStep(cmd, ref, ex, ey, finished)
 
     def reference_path(self, spacing: float = 0.05) -> tuple[np.ndarray, ...]:
-        """(t [s since activation], x, y, yaw) of the active run, about ``spacing`` [s] apart."""
+        """(t [s since activation], x, y, yaw) of the active run, about ``spacing`` [s] apart
+        (wider for very long runs: at most :data:`MAX_PATH_POSES` poses)."""
         if self.trajectory is None:
             raise ConfigError('no active trajectory')
-        n = max(int(self.duration / spacing) + 1, 2)
+        n = min(max(int(self.duration / spacing) + 1, 2), MAX_PATH_POSES)
         t = np.linspace(0.0, self.duration, n)
         s = self.trajectory.sample(t)
         return t, s.x, s.y, s.heading

@@ -10,7 +10,10 @@ parallel parking of a nonholonomic vehicle", IEEE Intelligent Vehicles Symposium
 
 Every trajectory describes the reference of the vehicle centre of mass in the ``odom`` frame (the
 trackers score the centre-of-mass error). All functions are vectorized over the time array;
-parameters are validated at construction with a one-line :class:`ConfigError` naming the parameter.
+parameters are validated at construction with a one-line :class:`ConfigError` naming the parameter;
+absurd sizes and speeds are refused (:data:`MAX_TRAJECTORY_SIZE`, :data:`MAX_TRAJECTORY_SPEED`,
+:data:`MAX_ANGULAR_SPEED`, :data:`MAX_PATH_LENGTH`, :data:`MAX_WAYPOINTS`), so that sampling,
+projecting and plotting a trajectory stays within bounded memory.
 """
 
 from __future__ import annotations
@@ -28,8 +31,15 @@ import numpy as np
 import numpy.typing as npt
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.plausibility import MAX_TOP_SPEED
 
 __all__ = [
+    'MAX_ANGULAR_SPEED',
+    'MAX_PATH_LENGTH',
+    'MAX_TRAJECTORY_SIZE',
+    'MAX_TRAJECTORY_SPEED',
+    'MAX_WAYPOINTS',
+    'MAX_WAYPOINT_BYTES',
     'TRAJECTORY_ALIASES',
     'TRAJECTORY_NAMES',
     'Circle',
@@ -61,6 +71,17 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 LANE_SHIFT_K = 1.17  # empirical constant of the shortest shift (pi^2 k / 2 ~ 10/sqrt(3), below)
+#: Largest length parameter and placement [m] (radius, amplitude, offsets, segments): 10 km.
+MAX_TRAJECTORY_SIZE = 1e4
+#: Largest speed [m/s] of a reference (the vehicle top speed limit).
+MAX_TRAJECTORY_SPEED = MAX_TOP_SPEED
+#: Largest angular speed [rad/s] of the analytic shapes.
+MAX_ANGULAR_SPEED = 1000.0
+#: Longest path [m] (projection and curvature sampling take length / 1 cm points).
+MAX_PATH_LENGTH = 1e4
+#: Most rows of a waypoint CSV, and its largest size in bytes.
+MAX_WAYPOINTS = 10_000
+MAX_WAYPOINT_BYTES = 8 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -72,6 +93,15 @@ def _finite(name: str, value: float) -> float:
                           f'got {value!r}') from None
     if not math.isfinite(v):
         raise ConfigError(f'trajectory parameter {name!r}: must be finite, got {value!r}')
+    return v
+
+
+def _at_most(name: str, value: float, limit: float, unit: str) -> float:
+    """``value`` if |value| <= limit, else a one-line error giving the limit."""
+    v = _finite(name, value)
+    if abs(v) > limit:
+        raise ConfigError(f'trajectory parameter {name!r}: magnitude must be <= {limit:g}{unit}, '
+                          f'got {value!r}')
     return v
 
 
@@ -185,6 +215,7 @@ class Line(Trajectory):
         _finite('b', self.b)
         if self.a == 0.0 and self.b == 0.0:
             raise ConfigError("trajectory parameters 'a', 'b': direction (a, b) must be non-zero")
+        _at_most('a, b (speed)', math.hypot(self.a, self.b), MAX_TRAJECTORY_SPEED, ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -203,6 +234,7 @@ class Parabola(Trajectory):
 
     def __post_init__(self) -> None:
         _nonzero('a', self.a)
+        _at_most('a', self.a, MAX_TRAJECTORY_SPEED / 2, ' m/s')  # initial speed 2 a
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -229,8 +261,11 @@ class Circle(Trajectory):
     name: str = field(default='circle', init=False)
 
     def __post_init__(self) -> None:
-        _positive('radius', self.radius)
-        _nonzero('angular_speed', self.angular_speed)
+        _at_most('radius', _positive('radius', self.radius), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('angular_speed', _nonzero('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('radius * angular_speed (speed)', self.radius * self.angular_speed,
+                 MAX_TRAJECTORY_SPEED, ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -260,8 +295,11 @@ class Lemniscate(Trajectory):
     name: str = field(default='lemniscate', init=False)
 
     def __post_init__(self) -> None:
-        _positive('amplitude', self.amplitude)
-        _nonzero('angular_speed', self.angular_speed)
+        _at_most('amplitude', _positive('amplitude', self.amplitude), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('angular_speed', _nonzero('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('amplitude * angular_speed (peak speed / sqrt(2))',
+                 self.amplitude * self.angular_speed, MAX_TRAJECTORY_SPEED / math.sqrt(2), ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -295,9 +333,13 @@ class CurtateCycloid(Trajectory):
     name: str = field(default='cycloid', init=False)
 
     def __post_init__(self) -> None:
-        _positive('radius', self.radius)
+        _at_most('radius', _positive('radius', self.radius), MAX_TRAJECTORY_SIZE, ' m')
         _positive('distance', self.distance)
-        _positive('angular_speed', self.angular_speed)
+        _at_most('angular_speed', _positive('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('(radius + distance) * angular_speed (peak speed)',
+                 (self.radius + self.distance) * self.angular_speed, MAX_TRAJECTORY_SPEED,
+                 ' m/s')
         if not self.distance < self.radius:
             raise ConfigError(f"trajectory parameter 'distance': must be < radius ({self.radius}) "
                               f'for a curtate cycloid, got {self.distance}')
@@ -332,8 +374,9 @@ class Placed(Trajectory):
     yaw: float = 0.0
 
     def __post_init__(self) -> None:
-        for key in ('x', 'y', 'yaw'):
-            _finite(key, getattr(self, key))
+        for key in ('x', 'y'):
+            _at_most(key, getattr(self, key), MAX_TRAJECTORY_SIZE, ' m')
+        _finite('yaw', self.yaw)
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -411,7 +454,8 @@ class SegmentPath(_Path):
 
     def __post_init__(self) -> None:
         starts = []
-        x, y = _finite('x0', self.x0), _finite('y0', self.y0)
+        x = _at_most('x0', self.x0, MAX_TRAJECTORY_SIZE, ' m')
+        y = _at_most('y0', self.y0, MAX_TRAJECTORY_SIZE, ' m')
         yaw, s = _finite('yaw0', self.yaw0), 0.0
         if not self.segments:
             raise ConfigError('path: needs at least one segment')
@@ -419,10 +463,12 @@ class SegmentPath(_Path):
             starts.append((s, x, y, yaw))
             kind = seg[0]
             if kind == 'line' and len(seg) == 2:
-                ln = _positive(f'segments[{i}].length', seg[1])
+                ln = _at_most(f'segments[{i}].length', _positive(f'segments[{i}].length', seg[1]),
+                              MAX_PATH_LENGTH, ' m')
                 x, y, s = x + ln * math.cos(yaw), y + ln * math.sin(yaw), s + ln
             elif kind == 'arc' and len(seg) == 3:
-                r = _positive(f'segments[{i}].radius', seg[1])
+                r = _at_most(f'segments[{i}].radius', _positive(f'segments[{i}].radius', seg[1]),
+                             MAX_TRAJECTORY_SIZE, ' m')
                 ang = _nonzero(f'segments[{i}].angle', seg[2])
                 sign = math.copysign(1.0, ang)
                 cx, cy = x - sign * r * math.sin(yaw), y + sign * r * math.cos(yaw)
@@ -432,6 +478,8 @@ class SegmentPath(_Path):
             else:
                 raise ConfigError(f'path: segments[{i}] must be (line, length) or '
                                   f'(arc, radius, angle), got {seg!r}')
+            if s > MAX_PATH_LENGTH:
+                raise ConfigError(f'path: longer than {MAX_PATH_LENGTH:g} m at segments[{i}]')
         object.__setattr__(self, '_starts', tuple(starts))
         object.__setattr__(self, 'length', s)
 
@@ -483,6 +531,12 @@ class SplinePath(_Path):
             raise ConfigError('path: needs at least 2 waypoints with x and y')
         if not (np.all(np.isfinite(xw)) and np.all(np.isfinite(yw))):
             raise ConfigError('path: waypoints must be finite')
+        if xw.size > MAX_WAYPOINTS:
+            raise ConfigError(f'path: {xw.size} waypoints, more than {MAX_WAYPOINTS}')
+        far = max(float(np.max(np.abs(xw))), float(np.max(np.abs(yw))))
+        if far > MAX_TRAJECTORY_SIZE:
+            raise ConfigError(f'path: waypoint coordinates must be within '
+                              f'+-{MAX_TRAJECTORY_SIZE:g} m, got {far:g}')
         if self.closed and math.hypot(xw[-1] - xw[0], yw[-1] - yw[0]) > 1e-9:
             xw, yw = np.append(xw, xw[0]), np.append(yw, yw[0])
         chord = np.hypot(np.diff(xw), np.diff(yw))
@@ -492,6 +546,8 @@ class SplinePath(_Path):
         if xw.size < 4 and not self.closed:
             bc = 'natural'
         u = np.concatenate([[0.0], np.cumsum(chord)])
+        if u[-1] > MAX_PATH_LENGTH:
+            raise ConfigError(f'path: {u[-1]:.4g} m long, more than {MAX_PATH_LENGTH:g} m')
         sx, sy = CubicSpline(u, xw, bc_type=bc), CubicSpline(u, yw, bc_type=bc)
         # Arc-length re-parametrisation: dense samples, exact-enough cumulative length, refit.
         dense = np.linspace(0.0, u[-1], 200 * (xw.size - 1) + 1)
@@ -571,13 +627,13 @@ class LaneShift:
     s_t_back: float | None = None
 
     def __post_init__(self) -> None:
-        _finite('s_start', self.s_start)
-        _nonzero('d_r', self.d_r)
-        _positive('s_t', self.s_t)
-        if _finite('s_hold', self.s_hold) < 0:
+        _at_most('s_start', self.s_start, MAX_PATH_LENGTH, ' m')
+        _at_most('d_r', _nonzero('d_r', self.d_r), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('s_t', _positive('s_t', self.s_t), MAX_PATH_LENGTH, ' m')
+        if _at_most('s_hold', self.s_hold, MAX_PATH_LENGTH, ' m') < 0:
             raise ConfigError(f"lane shift parameter 's_hold': must be >= 0, got {self.s_hold}")
         if self.s_t_back is not None:
-            _positive('s_t_back', self.s_t_back)
+            _at_most('s_t_back', _positive('s_t_back', self.s_t_back), MAX_PATH_LENGTH, ' m')
 
     @property
     def s_end(self) -> float:
@@ -611,8 +667,8 @@ class PathTrajectory(Trajectory):
     name: str = 'path'
 
     def __post_init__(self) -> None:
-        _positive('speed', self.speed)
-        _finite('s_start', self.s_start)
+        _at_most('speed', _positive('speed', self.speed), MAX_TRAJECTORY_SPEED, ' m/s')
+        _at_most('s_start', self.s_start, MAX_PATH_LENGTH, ' m')
 
     def arc_length(self, t: npt.ArrayLike) -> FloatArray:
         """Unwrapped arc length along the base path at time ``t`` [m]."""
@@ -666,6 +722,15 @@ class TimedWaypoints(Trajectory):
         t = np.asarray(self.t_waypoints, float)
         if t.size < 2 or np.any(np.diff(t) <= 0):
             raise ConfigError('waypoints: column t must be strictly increasing with >= 2 rows')
+        if t.size > MAX_WAYPOINTS:
+            raise ConfigError(f'waypoints: {t.size} rows, more than {MAX_WAYPOINTS}')
+        xy = np.concatenate([np.asarray(self.x_waypoints, float),
+                             np.asarray(self.y_waypoints, float)])
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(xy))):
+            raise ConfigError('waypoints: values must be finite')
+        if np.max(np.abs(t)) > 1e6 or np.max(np.abs(xy)) > MAX_TRAJECTORY_SIZE:
+            raise ConfigError(f'waypoints: times must be within +-1e6 s and coordinates within '
+                              f'+-{MAX_TRAJECTORY_SIZE:g} m')
         bc = 'not-a-knot' if t.size >= 4 else 'natural'
         object.__setattr__(self, '_splines', (
             CubicSpline(t, np.asarray(self.x_waypoints, float), bc_type=bc),
@@ -690,8 +755,15 @@ def load_waypoints(path: str | os.PathLike[str], speed: float | None = None,
     """
     p = Path(path)
     try:
+        if p.is_file() and p.stat().st_size > MAX_WAYPOINT_BYTES:
+            raise ConfigError(f'{p}: waypoint file larger than '
+                              f'{MAX_WAYPOINT_BYTES // (1024 * 1024)} MiB')
         with p.open(newline='', encoding='utf-8') as fh:
-            rows = list(csv.DictReader(fh))
+            rows = []
+            for row in csv.DictReader(fh):
+                rows.append(row)
+                if len(rows) > MAX_WAYPOINTS:
+                    raise ConfigError(f'{p}: more than {MAX_WAYPOINTS} waypoints')
     except FileNotFoundError:
         raise ConfigError(f'{p}: waypoint file not found') from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:

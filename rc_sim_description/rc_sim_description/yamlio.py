@@ -26,7 +26,7 @@ from rc_sim_description.limits import (
     MAX_YAML_NODES,
 )
 
-__all__ = ['did_you_mean', 'load_yaml_text', 'read_yaml']
+__all__ = ['did_you_mean', 'load_yaml_text', 'number_hint', 'read_yaml']
 
 _Loader: Any = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 _INT_TAG = 'tag:yaml.org,2002:int'
@@ -37,6 +37,25 @@ def did_you_mean(key: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest candidate, or an empty string."""
     close = difflib.get_close_matches(str(key), [str(c) for c in candidates], n=1)
     return f' (did you mean {close[0]!r}?)' if close else ''
+
+
+_TEXT_NUMBER = re.compile(r'^([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))[eE]([-+]?[0-9]+)$')
+
+
+def number_hint(value: object) -> str:
+    """`` (YAML reads 1e308 as text: write 1.0e+308)`` for a string that is a number in
+    scientific notation YAML 1.1 does not read as one (no dot or no exponent sign), else ''."""
+    if not isinstance(value, str):
+        return ''
+    match = _TEXT_NUMBER.match(value.strip())
+    if match is None:
+        return ''
+    mantissa, exponent = match.groups()
+    if '.' not in mantissa:
+        mantissa += '.0'
+    if exponent[0] not in '+-':
+        exponent = '+' + exponent
+    return f' (YAML reads {value.strip()} as text: write {mantissa}e{exponent})'
 
 
 def _check_depth(text: str, name: str, error: type[RcSimError]) -> None:
@@ -102,7 +121,14 @@ def load_yaml_text(text: str, name: str, error: type[RcSimError] = ConfigError) 
             if node is None:
                 return None
             _check_nodes(node, name, error)
-            return loader.construct_document(node)
+            try:
+                return loader.construct_document(node)
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError,
+                    OverflowError) as exc:
+                # PyYAML's scalar constructors fail on some tagged values (e.g. an empty
+                # '!!int' raises IndexError, '!!bool maybe' KeyError): a user error, one line.
+                raise error(f'{name}: malformed YAML: cannot read a tagged value '
+                            f'({type(exc).__name__})') from None
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:

@@ -4,7 +4,9 @@
   ...), built with the layer's base typestore (ROS 2 Humble + ackermann_msgs);
 * :func:`write_sim_result`: every stream of a simulation into a
   :class:`~rc_sim_description.bags.BagWriter`, plus ``/tf_static`` and ``/robot_description``
-  of the simulated car(s).
+  of the simulated car(s); :class:`SimBagStream` does the same chunk by chunk for a run streamed
+  with bounded memory. Both serialise the fixed-layout messages in bulk with numpy
+  (:mod:`rc_sim_description.bags.cdr_bulk`) and write many messages per storage call.
 
 Reading and writing bags (``open_bag``, ``BagWriter``, ``BagError``) live in the bag layer.
 """
@@ -12,18 +14,20 @@ Reading and writing bags (``open_bag``, ``BagWriter``, ``BagError``) live in the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial
 import math
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from rc_sim_description.bags import cdr_bulk as cdr
+from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.bags.typestore import base_typestore
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import ConfigError
 
 __all__ = [
+    'SimBagStream',
     'clock_msg',
     'float64_msg',
     'imu_msg',
@@ -31,6 +35,7 @@ __all__ = [
     'laser_scan_msg',
     'odometry_msg',
     'path_msg',
+    'sim_batches',
     'stamp',
     'tf_msg',
     'twist_msg',
@@ -159,10 +164,166 @@ def path_msg(t_ns: int, x: npt.ArrayLike, y: npt.ArrayLike, yaw: npt.ArrayLike,
 
 
 # --------------------------------------------------------------------------- simulation results
+def _frames(namespaces: Sequence[str], i: int
+            ) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    ns = namespaces[i]
+
+    def top(name: str) -> str:
+        return f'/{ns}/{name}' if ns else f'/{name}'
+
+    def frame(name: str) -> str:
+        return f'{ns}/{name}' if ns else name
+
+    return top, frame
+
+
+def _yaw_quaternions(yaw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    half = 0.5 * np.asarray(yaw, dtype=np.float64)
+    zeros = np.zeros_like(half)
+    return np.stack([zeros, zeros, np.sin(half), np.cos(half)], axis=-1)
+
+
+def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str]) -> list[RawBatch]:
+    """The messages of (a chunk of) simulation streams as bulk-serialised batches.
+
+    Topics (docs/conventions.md) and their order at equal stamps: /clock, /cmd_vel,
+    /steering_angle, /rear_wheel_speed, /odom, /tf, /imu, /joint_states, /scan_raw, /scan; with
+    several cars each car's topics and frames get the prefix of its namespace. LaserScan fields
+    come from the first car's vehicle.yaml. A corrupted scan is written at ``max(sample time,
+    header stamp)`` (the error model's latency); lost scans are not written.
+    """
+    from rc_sim_engine.sensors import JOINT_NAMES
+
+    out: list[RawBatch] = []
+    clock = np.asarray(streams['clock']['t_ns'], dtype=np.int64)
+    out.append(RawBatch('/clock', 'rosgraph_msgs/msg/Clock', clock, cdr.clock(clock), 0))
+    sens = params[0].sensors
+    c, o, m, j = (streams[k] for k in ('commands', 'odom', 'imu', 'joints'))
+    sc = streams['scan']
+    for i in range(len(namespaces)):
+        top, frame = _frames(namespaces, i)
+        if len(c.get('t_ns', ())):
+            t = np.asarray(c['t_ns'], dtype=np.int64)
+            v, w = c['linear_x'][:, i], c['angular_z'][:, i]
+            ok = np.isfinite(v) & np.isfinite(w)
+            zero = np.zeros(int(ok.sum()))
+            out.append(RawBatch(top('cmd_vel'), 'geometry_msgs/msg/Twist', t[ok], cdr.twist(
+                np.stack([v[ok], zero, zero], axis=-1), np.stack([zero, zero, w[ok]], axis=-1)),
+                1))
+            acc = np.asarray(c['accepted'][:, i], dtype=bool)
+            out.append(RawBatch(top('steering_angle'), 'std_msgs/msg/Float64', t[acc],
+                                cdr.float64(c['steering_angle'][acc, i]), 2))
+            out.append(RawBatch(top('rear_wheel_speed'), 'std_msgs/msg/Float64', t[acc],
+                                cdr.float64(c['wheel_speed'][acc, i]), 3))
+        t = np.asarray(o['t_ns'], dtype=np.int64)
+        zero = np.zeros(len(t))
+        q = _yaw_quaternions(o['yaw'][:, i])
+        xyz = np.stack([o['x'][:, i], o['y'][:, i], zero], axis=-1)
+        out.append(RawBatch(top('odom'), 'nav_msgs/msg/Odometry', t, cdr.odometry(
+            t, frame('odom'), frame('base_link'), xyz, q,
+            np.stack([o['vx'][:, i], o['vy'][:, i], zero], axis=-1),
+            np.stack([zero, zero, o['yaw_rate'][:, i]], axis=-1)), 4))
+        out.append(RawBatch('/tf', 'tf2_msgs/msg/TFMessage', t, cdr.tf_message(
+            t, frame('odom'), frame('base_link'), xyz, q), 5))
+        t = np.asarray(m['t_ns'], dtype=np.int64)
+        zero = np.zeros(len(t))
+        out.append(RawBatch(top('imu'), 'sensor_msgs/msg/Imu', t, cdr.imu(
+            t, frame('imu_link'), _yaw_quaternions(m['yaw'][:, i]),
+            np.stack([zero, zero, m['yaw_rate'][:, i]], axis=-1),
+            np.stack([m['fx'][:, i], m['fy'][:, i], m['fz'][:, i]], axis=-1)), 6))
+        t = np.asarray(j['t_ns'], dtype=np.int64)
+        out.append(RawBatch(top('joint_states'), 'sensor_msgs/msg/JointState', t,
+                            cdr.joint_state(t, '', JOINT_NAMES, j['position'][:, i],
+                                            j['velocity'][:, i]), 7))
+        if len(sc.get('t_ns', ())):
+            t = np.asarray(sc['t_ns'], dtype=np.int64)
+            fan = (frame('laser'), sens.lidar_angle_min,
+                   sens.lidar_angle_min + sens.lidar_angle_increment
+                   * (sc['ranges'].shape[-1] - 1), sens.lidar_angle_increment, 0.0,
+                   1.0 / sens.lidar_update_rate, sens.lidar_range_min, sens.lidar_range_max)
+            if 'raw' in sc:
+                out.append(RawBatch(top('scan_raw'), 'sensor_msgs/msg/LaserScan', t,
+                                    cdr.laser_scan(t, *fan, sc['raw'][:, i]), 8))
+            lost = np.asarray(sc['lost'][:, i], dtype=bool)
+            keep = slice(None) if not lost.any() else ~lost  # a view when nothing is lost
+            stamp = np.asarray(sc['stamp_ns'][keep, i], dtype=np.int64)
+            out.append(RawBatch(top('scan'), 'sensor_msgs/msg/LaserScan',
+                                np.maximum(t[keep], stamp),
+                                cdr.laser_scan(stamp, *fan, sc['ranges'][keep, i]), 9))
+    return out
+
+
+def extra_batches(extra: Iterable[tuple[str, str, int, Any]]) -> list[RawBatch]:
+    """Caller messages ``(topic, msgtype, t_ns, msg)`` (typestore messages) as batches, ordered
+    after the simulation's topics at equal stamps."""
+    out = []
+    for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
+        store = typestore()
+        data = np.frombuffer(bytes(store.serialize_cdr(msg, msgtype)), dtype=np.uint8)
+        out.append(RawBatch(topic, msgtype, np.array([int(t_ns)], dtype=np.int64),
+                            data.reshape(1, -1), 10 + order))
+    return out
+
+
+class SimBagStream:
+    """A simulation's streams into a :class:`BagWriter`, chunk after chunk (a
+    :class:`~rc_sim_engine.recorder.StreamSink`): bulk CDR, many messages per storage call.
+
+    The first chunk also writes ``/tf_static`` and ``/robot_description`` of every car at its
+    first stamp (see :func:`write_sim_result`). Messages stamped after the end of their chunk
+    (scans delayed by the error model's latency) wait for the next chunk, so the bag stays in
+    time order.
+    """
+
+    def __init__(self, bag: BagWriter, params: Sequence[Any], *,
+                 namespaces: Sequence[str] | None = None, robot_model: bool = True,
+                 lidar: bool = True, extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
+        n = len(params)
+        if namespaces is None:
+            namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
+        if len(namespaces) != n:
+            raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
+        self.bag, self.params, self.namespaces = bag, list(params), list(namespaces)
+        self.robot_model, self.lidar = robot_model, lidar
+        self._extra = extra_batches(extra)
+        self._carry: list[RawBatch] = []
+        self._started = False
+
+    def write_chunk(self, streams: dict[str, Any], final: bool,
+                    until_ns: int | None = None) -> None:
+        """Write one chunk; messages stamped after ``until_ns`` wait for the next one."""
+        batches = self._carry + sim_batches(streams, self.params, self.namespaces)
+        if self._extra:
+            batches += self._extra
+            self._extra = []
+        self._carry = []
+        if not final and until_ns is not None:
+            now, later = [], []
+            for b in batches:
+                late = b.t_ns > until_ns
+                if late.any():
+                    later.append(RawBatch(b.topic, b.msgtype, b.t_ns[late], b.rows[late],
+                                          b.order))
+                    b = RawBatch(b.topic, b.msgtype, b.t_ns[~late], b.rows[~late], b.order)
+                now.append(b)
+            batches, self._carry = now, later
+        if not self._started:
+            stamps = [int(b.t_ns.min()) for b in batches if len(b)]
+            if stamps and self.robot_model:
+                from rc_sim_description.bags.robot import car_urdf, write_robot_model
+
+                for i, ns in enumerate(self.namespaces):
+                    topic = f'/{ns}/robot_description' if ns else '/robot_description'
+                    write_robot_model(self.bag, car_urdf(self.params[i], lidar=self.lidar),
+                                      min(stamps), prefix=ns, description_topic=topic)
+            self._started = bool(stamps)
+        self.bag.write_batches(batches)
+
+
 def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] | None = None,
                      extra: Iterable[tuple[str, str, int, Any]] = (),
                      robot_model: bool = True) -> None:
-    """Write every stream of a :class:`~rc_sim_engine.simulator.SimResult` in time order.
+    """Write every stream of a :class:`~rc_sim_engine.streams.SimResult` in time order.
 
     Topics (docs/conventions.md): /clock, /cmd_vel, /steering_angle, /rear_wheel_speed,
     /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw with an error model). With several cars,
@@ -170,91 +331,13 @@ def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] |
     adds caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
     ``robot_model`` adds ``/tf_static`` (the URDF's fixed joints: base_link -> chassis_link ->
     imu_link, laser) and ``/robot_description`` (the expanded URDF) at the first stamp, per car
-    (``/<ns>/robot_description``, frames prefixed ``<ns>/``).
+    (``/<ns>/robot_description``, frames prefixed ``<ns>/``). Messages are serialised in bulk
+    (:mod:`rc_sim_description.bags.cdr_bulk`).
     """
-    from rc_sim_engine.sensors import JOINT_NAMES
-
-    n = result.n_cars
-    if namespaces is None:
-        namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
-    if len(namespaces) != n:
-        raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
-    # (stamp, order within a stamp, topic, type, message factory): messages are built lazily
-    items: list[tuple[int, int, str, str, Callable[[], Any]]] = []
-
-    def add(t_ns: int, order: int, topic: str, msgtype: str, build: Callable[[], Any]) -> None:
-        items.append((int(t_ns), order, topic, msgtype, build))
-
-    s = result.streams
-    for t_ns in s['clock']['t_ns']:
-        add(t_ns, 0, '/clock', 'rosgraph_msgs/msg/Clock', partial(clock_msg, int(t_ns)))
-    sens = result.params[0].sensors
-    for i, ns in enumerate(namespaces):
-        def top(name: str, ns: str = ns) -> str:
-            return f'/{ns}/{name}' if ns else f'/{name}'
-
-        def frame(name: str, ns: str = ns) -> str:
-            return f'{ns}/{name}' if ns else name
-
-        c = s['commands']
-        for k, t_ns in enumerate(c['t_ns']):
-            v, w = float(c['linear_x'][k, i]), float(c['angular_z'][k, i])
-            if math.isfinite(v) and math.isfinite(w):
-                add(t_ns, 1, top('cmd_vel'), 'geometry_msgs/msg/Twist', partial(twist_msg, v, w))
-            if bool(c['accepted'][k, i]):
-                add(t_ns, 2, top('steering_angle'), 'std_msgs/msg/Float64',
-                    partial(float64_msg, float(c['steering_angle'][k, i])))
-                add(t_ns, 3, top('rear_wheel_speed'), 'std_msgs/msg/Float64',
-                    partial(float64_msg, float(c['wheel_speed'][k, i])))
-        o = s['odom']
-        odom_frame, base = frame('odom'), frame('base_link')
-        for k, t_ns in enumerate(o['t_ns']):
-            x, y, yaw, vx, vy, r = (float(o[key][k, i])
-                                    for key in ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate'))
-            add(t_ns, 4, top('odom'), 'nav_msgs/msg/Odometry',
-                partial(odometry_msg, int(t_ns), x, y, yaw, vx, vy, r, frame_id=odom_frame,
-                        child_frame_id=base))
-            add(t_ns, 5, '/tf', 'tf2_msgs/msg/TFMessage',
-                partial(tf_msg, int(t_ns), x, y, yaw, frame_id=odom_frame, child_frame_id=base))
-        m = s['imu']
-        for k, t_ns in enumerate(m['t_ns']):
-            yaw, r, fx, fy, fz = (float(m[key][k, i])
-                                  for key in ('yaw', 'yaw_rate', 'fx', 'fy', 'fz'))
-            add(t_ns, 6, top('imu'), 'sensor_msgs/msg/Imu',
-                partial(imu_msg, int(t_ns), yaw, r, fx, fy, fz, frame_id=frame('imu_link')))
-        j = s['joints']
-        for k, t_ns in enumerate(j['t_ns']):
-            add(t_ns, 7, top('joint_states'), 'sensor_msgs/msg/JointState',
-                partial(joint_state_msg, int(t_ns), JOINT_NAMES, j['position'][k, i],
-                        j['velocity'][k, i]))
-        sc = s['scan']
-        if len(sc.get('t_ns', ())):
-            fan: dict[str, Any] = {
-                'angle_min': sens.lidar_angle_min, 'angle_increment': sens.lidar_angle_increment,
-                'range_min': sens.lidar_range_min, 'range_max': sens.lidar_range_max,
-                'scan_time': 1.0 / sens.lidar_update_rate, 'frame_id': frame('laser')}
-            for k, t_ns in enumerate(sc['t_ns']):
-                if 'raw' in sc:
-                    add(t_ns, 8, top('scan_raw'), 'sensor_msgs/msg/LaserScan',
-                        partial(laser_scan_msg, int(t_ns), sc['raw'][k, i], **fan))
-                if not bool(sc['lost'][k, i]):
-                    stamp_ns = int(sc['stamp_ns'][k, i])
-                    add(max(int(t_ns), stamp_ns), 9, top('scan'), 'sensor_msgs/msg/LaserScan',
-                        partial(laser_scan_msg, stamp_ns, sc['ranges'][k, i], **fan))
-    for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
-        add(t_ns, 10 + order, topic, msgtype, partial(_identity, msg))
-    items.sort(key=lambda it: (it[0], it[1]))
-    if robot_model and items:
-        from rc_sim_description.bags.robot import car_urdf, write_robot_model
-
-        lidar = bool(len(s['scan'].get('t_ns', ())))
-        for i, ns in enumerate(namespaces):
-            topic = f'/{ns}/robot_description' if ns else '/robot_description'
-            write_robot_model(bag, car_urdf(result.params[i], lidar=lidar), items[0][0],
-                              prefix=ns, description_topic=topic)
-    for t_ns, _, topic, msgtype, build in items:
-        bag.write(topic, msgtype, t_ns, build())
-
-
-def _identity(msg: Any) -> Any:
-    return msg
+    if getattr(result, 'decimated', False):
+        raise ConfigError('write_sim_result: this result keeps decimated streams only (it was '
+                          'streamed to a sink); stream it to the bag with SimBagStream instead')
+    lidar = bool(len(result.streams['scan'].get('t_ns', ())))
+    stream = SimBagStream(bag, result.params, namespaces=namespaces, robot_model=robot_model,
+                          lidar=lidar, extra=extra)
+    stream.write_chunk(result.streams, final=True)

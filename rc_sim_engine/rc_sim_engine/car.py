@@ -198,6 +198,32 @@ class Car:
         self.state[m, Y] = np.asarray(y, dtype=float) + lr * np.sin(yaws)
         self.state[m, YAW] = yaws
 
+    # ------------------------------------------------------------------ compiled loops
+    def stepping(self) -> tuple[FloatArray, FloatArray, int, int, int, bool, FloatArray,
+                                NDArray[np.int64], bool]:
+        """What a compiled loop that steps these cars in place needs (as :meth:`step` calls
+        the kernels): state, packed parameters, sub-steps, model and integrator ids, kinematic
+        projection, delay ring (N, K, 2), delays (N,), throttle drive. See :meth:`stepped`."""
+        return (self.state, self._p, self._n_sub, self.model.kernel_id, self._integ_id,
+                self.model.project_kinematic, self._buf, self._delay,
+                self.drive_kind == 'throttle')
+
+    @property
+    def delay_head(self) -> tuple[int, bool]:
+        """(next write slot of the delay ring, whether the ring was primed by a first step)."""
+        return self._head, self._primed
+
+    def stepped(self, n_steps: int, head: int, primed: bool) -> None:
+        """Book-keeping after a compiled loop advanced the cars ``n_steps`` steps."""
+        self._head = head
+        self._primed = primed
+        self.time += n_steps * self.dt
+
+    @property
+    def base_link_offset(self) -> FloatArray:
+        """Distance CG -> base_link (rear axle) along the body x axis [m] (N,)."""
+        return self._p[:, P_LR].copy()
+
     # ------------------------------------------------------------------ outputs
     def base_link_pose(self) -> tuple[FloatArray, FloatArray, FloatArray]:
         """(x, y, yaw) of base_link (rear axle centre) in odom, each (N,)."""

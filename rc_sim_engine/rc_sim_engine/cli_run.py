@@ -197,21 +197,10 @@ def command(args: argparse.Namespace) -> int:
     """Run ``rcsim run``; returns the exit status (user errors raise RcSimError)."""
     import time
 
-    import yaml
-
     from rc_sim_description.atomic import check_output_path
-    from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_description.cli_support import progress
     from rc_sim_description.errors import ConfigError
-    from rc_sim_description.params import load_vehicle_params
-    from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import SpawnPose, spawn_pose
-    from rc_sim_engine.bagio import write_sim_result
-    from rc_sim_engine.map_world import load_map_world
-    from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
-    from rc_sim_engine.track_map import is_map_yaml
-    from rc_sim_engine.warmup import ensure_compiled
-    from rc_sim_engine.world import SdfWarning, load_world
+    from rc_sim_engine._jit_cache import start_numba_without_blas
+    from rc_sim_engine.plot_worker import PlotWorker
 
     wall0 = time.perf_counter()
     _positive('--duration', args.duration)
@@ -222,6 +211,37 @@ def command(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     check_output_path(args.out, force=args.force)  # also probes that new entries can be made
+    worker = None if args.no_plots else PlotWorker()  # plots drawn on another core meanwhile
+    start_numba_without_blas()  # this process runs the engine's kernels only
+    try:
+        return _run(args, worker, wall0)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
+    """The run itself (see :func:`command`)."""
+    import time
+
+    import yaml
+
+    from rc_sim_description.bags.writer import BagWriter
+    from rc_sim_description.cli_support import progress
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.limits import MAX_DURATION_S
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.paths import world_path
+    from rc_sim_description.worlds import SpawnPose, spawn_pose
+    from rc_sim_engine.bagio import SimBagStream
+    from rc_sim_engine.map_world import load_map_world
+    from rc_sim_engine.recorder import ThreadedSink
+    from rc_sim_engine.run_limits import check_bag, check_start, check_world
+    from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
+    from rc_sim_engine.track_map import is_map_yaml
+    from rc_sim_engine.warmup import ensure_compiled
+    from rc_sim_engine.world import SdfWarning, load_world
+
     params = load_vehicle_params(overrides=args.params)
     map_spawn = None
     if is_map_yaml(args.world):  # a map_server track map (YAML + image)
@@ -234,42 +254,52 @@ def command(args: argparse.Namespace) -> int:
             world = load_world(wpath)
         for w in caught:
             print(f'warning: {w.message}', file=sys.stderr)
+    check_world(world)
     seq = _sequence(args, params)
+    label = seq.name or 'scenario'
+    duration = args.duration
+    total = duration if duration is not None else float(seq.t[-1]) + SETTLE_TIME
+    MAX_DURATION_S.check(total, '--duration' if duration is not None else
+                         f'scenario {label!r} (ends at {float(seq.t[-1]):g} s)')
     config = SimConfig(model=args.model, tyre_model=args.tyre_model,
                        lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
                        realtime_factor=args.realtime_factor, collision_response=args.collision)
     compile_s = ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
-    label = seq.name or 'scenario'
     if args.start is not None:
         if not all(math.isfinite(v) for v in args.start):
             raise ConfigError(f'--start: must be finite numbers, got {args.start}')
         start = tuple(args.start)
+        check_start([start])
         note = ''
     else:
         spawn = spawn_pose(wpath) if map_spawn is None else SpawnPose(*map_spawn)
+        check_start([(spawn.x, spawn.y, spawn.yaw)])
         start, note = _place(world, params, _played(seq, args.duration),
                              (spawn.x, spawn.y, spawn.yaw), label, args.world)
     sim = Simulator(params, world, config, start=start)
-    duration = args.duration
-    total = duration if duration is not None else float(seq.t[-1]) + SETTLE_TIME
-    with progress(f'simulating {label}', total=total) as bar:
-        result = sim.play(seq, duration, progress=bar.update)
-    summary = result.summary()
-    summary.update({'world': str(wpath), 'scenario': label, 'model': args.model,
-                    'seed': args.seed, 'start': [float(v) for v in start],
-                    'collision_events': [
-                        {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed}
-                        for e in result.collisions]})
+    check_bag(sim, total)
     title = f'{world.name}: {label}'
     with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
-        write_sim_result(bag, result)
-        plots = [] if args.no_plots else _plots(result, bag.directory, title)
+        # the bag is written by a thread while the loop runs (chunk by chunk, bounded memory)
+        with ThreadedSink(SimBagStream(bag, sim.params, lidar=config.lidar)) as sink:
+            with progress(f'simulating {label}', total=total) as bar:
+                result = sim.play(seq, duration, progress=bar.update, sink=sink)
+            if worker is not None:
+                worker.start(result, bag.directory, title)
+        summary = result.summary()
+        summary.update({'world': str(wpath), 'scenario': label, 'model': args.model,
+                        'seed': args.seed, 'start': [float(v) for v in start],
+                        'collision_events': [
+                            {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed}
+                            for e in result.collisions]})
+        (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
+                                                    encoding='utf-8')
+        bag.finish_storage()  # indexes and metadata while the plots are drawn
+        plots = [] if worker is None else worker.finish()
         if args.animate:
             from rc_sim_engine.animation import write_animation
 
             plots.insert(0, write_animation(result, bag.directory / 'animation.gif', title).name)
-        (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
-                                                    encoding='utf-8')
         counts = dict(bag.counts)
     from rc_sim_engine.index_page import write_index
 
@@ -333,12 +363,6 @@ def _fitting_world(params: Any, seq: Any, exclude: str) -> str | None:
         if choose_start(world, params, seq, (spawn.x, spawn.y, spawn.yaw)).fits:
             return name
     return None
-
-
-def _plots(result: Any, directory: Path, title: str) -> list[str]:
-    from rc_sim_engine.plots import save_run_plots
-
-    return [p.name for p in save_run_plots(result, directory, title)]
 
 
 def _factor(value: float) -> str:

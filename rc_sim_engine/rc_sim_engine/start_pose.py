@@ -43,12 +43,14 @@ class StartChoice:
     fits: bool = True
 
 
-def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02
-                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Kinematic base_link path (x, y, yaw) of ``seq`` from the origin, heading +x."""
+def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02, *,
+                   max_samples: int = 200_000) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Kinematic base_link path (x, y, yaw) of ``seq`` from the origin, heading +x (at most
+    ``max_samples`` steps: a very long sequence is predicted with a coarser step)."""
     from rc_sim_control.ackermann import MapperConfig, map_sequence
     from rc_sim_control.commands import sample
 
+    dt = max(dt, float(seq.t[-1]) / max_samples)
     t = np.arange(0.0, float(seq.t[-1]) + dt, dt)
     v_cmd, w_cmd = sample(seq, t)
     mapped = map_sequence(t, v_cmd, w_cmd, MapperConfig.from_vehicle(params, mode=seq.mode))
@@ -129,9 +131,11 @@ def _path_clearance(px: FloatArray, py: FloatArray, pyaw: FloatArray, starts: Fl
 
 def choose_start(world: World, params: VehicleParams, seq: Any,
                  preferred: tuple[float, float, float], *, margin: float = 0.05,
-                 spacing: float = 0.5, max_points: int = 150) -> StartChoice:
+                 spacing: float = 0.5, max_points: int = 150,
+                 max_candidates: int = 100_000) -> StartChoice:
     """The preferred pose if the sequence's path stays clear there, else the nearest clear one in
-    the preferred pose's free region; ``fits`` is False when there is none."""
+    the preferred pose's free region; ``fits`` is False when there is none. The candidate grid
+    has at most ``max_candidates`` points (coarser than ``spacing`` over a large area)."""
     x, y, yaw = predicted_path(seq, params)
     keep = np.unique(np.linspace(0, len(x) - 1, min(len(x), max_points)).astype(int))
     px, py, pyaw = x[keep], y[keep], yaw[keep]
@@ -146,6 +150,7 @@ def choose_start(world: World, params: VehicleParams, seq: Any,
         return StartChoice(*preferred, moved=False, clearance=gap0)
     reach = float(np.max(np.hypot(px, py))) + 1.0
     x0, x1, y0, y1 = world.bounds(reach)
+    spacing = max(spacing, math.sqrt((x1 - x0) * (y1 - y0) / max_candidates))
     gx, gy = np.meshgrid(np.arange(x0, x1 + spacing, spacing),
                          np.arange(y0, y1 + spacing, spacing))
     yaws = preferred[2] + np.array([0.0, 0.5, 1.0, 1.5]) * math.pi

@@ -3,16 +3,18 @@
 
 ``apply_errors_to_bag`` copies a bag into a rosbag2 bag, running one ``sensor_msgs/msg/LaserScan``
 topic through the error model and every other topic through untouched (raw CDR bytes; ROS 1
-messages are converted to the ROS 2 layout); ``scan_statistics`` summarises a scan topic
-(validity, REP 117 special values, a noise estimate for static scenes). Bag problems raise
-:class:`~rc_sim_description.bags.BagError` with one line naming the bag and the topic.
+messages are converted to the ROS 2 layout); every scan keeps its own geometry (beam count,
+angle_min, angle_increment may change from scan to scan). ``read_scan_series`` reads a scan topic
+as validated :class:`~rc_sim_sensors.scan_geometry.Scan` objects; ``scan_statistics`` summarises
+it (:mod:`rc_sim_sensors.scan_stats`). Bag problems and unusable scans raise
+:class:`~rc_sim_description.bags.BagError` with one line naming the bag, the topic and the
+message index (0-based, in reading order); ``skip_corrupt`` skips them with a warning and a count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -21,15 +23,20 @@ import numpy as np
 
 from rc_sim_description.atomic import check_output_path
 from rc_sim_description.bags import Bag, BagError, Connection, open_bag
+from rc_sim_description.bags.errors import warn
 from rc_sim_description.bags.writer import STORAGES, BagWriter, parse_qos
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
-from rc_sim_sensors.scan_io import beam_angles, delayed_stamp, reported_limits, stamp_seconds
+from rc_sim_sensors.scan_geometry import Scan, scan_from_message
+from rc_sim_sensors.scan_io import delayed_stamp, model_input, reported_limits
+from rc_sim_sensors.scan_stats import ScanStats, scan_stats
 
-__all__ = ['LASER_SCAN', 'ApplyReport', 'ScanStats', 'apply_errors_to_bag', 'message_count',
-           'read_scans', 'scan_statistics']
+__all__ = ['LASER_SCAN', 'ApplyReport', 'ScanSeries', 'ScanStats', 'apply_errors_to_bag',
+           'message_count', 'read_scan_series', 'scan_statistics']
 
 LASER_SCAN = 'sensor_msgs/msg/LaserScan'
+_BATCH_SCANS = 64      # consecutive scans of one geometry run through the model together
+_BATCH_MESSAGES = 4096  # messages held back at most while a batch fills
 
 
 @dataclass(frozen=True)
@@ -41,43 +48,18 @@ class ApplyReport:
     scans_in: int
     scans_out: int
     other_messages: int
+    skipped: int = 0
 
 
 @dataclass(frozen=True)
-class ScanStats:
-    """Summary of one LaserScan topic (fractions are over all readings)."""
+class ScanSeries:
+    """The usable scans of one topic in log-time order; ``skipped`` unusable ones were left out
+    (only with ``skip_corrupt``)."""
 
+    path: Path
     topic: str
-    scans: int
-    beams: int
-    rate_hz: float
-    finite_fraction: float
-    pos_inf_fraction: float
-    neg_inf_fraction: float
-    nan_fraction: float
-    dropout_estimate: float
-    noise_estimate: float
-    range_p01: float
-    range_median: float
-    range_p99: float
-
-    def lines(self) -> list[str]:
-        """Human-readable report."""
-        return [
-            f'topic {self.topic}: {self.scans} scans x {self.beams} beams, {self.rate_hz:.2f} Hz',
-            f'  finite {self.finite_fraction:.4%}   +inf {self.pos_inf_fraction:.4%}   '
-            f'-inf {self.neg_inf_fraction:.4%}   nan {self.nan_fraction:.4%}',
-            (f'  dropout estimate {self.dropout_estimate:.4%} (non-finite readings on beams '
-             'whose median is finite)' if math.isfinite(self.dropout_estimate) else
-             '  dropout estimate n/a (no beam is finite in most scans)'),
-            (f'  noise estimate {self.noise_estimate * 1000:.2f} mm (1.4826 MAD of scan-to-scan '
-             'differences / sqrt 2; valid for a static scene)'
-             if math.isfinite(self.noise_estimate) else
-             '  noise estimate n/a (needs two scans with common finite beams)'),
-            (f'  range p1 {self.range_p01:.3f} m   median {self.range_median:.3f} m   '
-             f'p99 {self.range_p99:.3f} m' if math.isfinite(self.range_median) else
-             '  range n/a (no finite reading)'),
-        ]
+    scans: list[Scan]
+    skipped: int
 
 
 # --------------------------------------------------------------------------- bag access
@@ -98,7 +80,123 @@ def _scan_topic(bag: Bag, topic: str) -> Connection:
     return info.connections[0]
 
 
+def _unusable(path: Path, topic: str, index: int, seconds: float, problem: str) -> BagError:
+    return BagError(f'{path}: {topic}: message {index} ({seconds:.3f} s into the bag): '
+                    f'{problem} (--skip-corrupt skips such scans)')
+
+
+def read_scan_series(bag: str | os.PathLike[str], topic: str = '/scan', *,
+                     skip_corrupt: bool = False) -> ScanSeries:
+    """Every LaserScan of ``topic`` as a validated :class:`Scan` (log-time order).
+
+    Raises:
+        BagError: missing topic, no messages, or (unless ``skip_corrupt``) a message that does
+            not decode or whose fields cannot be used (one line with the message index).
+    """
+    with open_bag(bag, skip_corrupt=skip_corrupt) as reader:
+        _scan_topic(reader, topic)
+        got = reader.read(topic)
+        path = reader.path
+        start = reader.start_ns or 0
+    if not got.messages:
+        raise BagError(f'{path}: topic {topic!r} has no messages')
+    scans: list[Scan] = []
+    skipped, first = 0, ''
+    for index, (t_ns, msg) in enumerate(zip(got.t_ns.tolist(), got.messages)):
+        scan = scan_from_message(msg)
+        if isinstance(scan, str):
+            if not skip_corrupt:
+                raise _unusable(path, topic, index, (t_ns - start) * 1e-9, scan)
+            skipped += 1
+            first = first or f'message {index}: {scan}'
+            continue
+        scans.append(scan)
+    if skipped:
+        warn(f'{path}: {topic}: {skipped} of {len(got.messages)} scans skipped ({first})')
+    if not scans:
+        raise BagError(f'{path}: {topic}: no usable scan')
+    return ScanSeries(Path(path), topic, scans, skipped)
+
+
+def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan', *,
+                    skip_corrupt: bool = False) -> ScanStats:
+    """:func:`~rc_sim_sensors.scan_stats.scan_stats` of a bag's LaserScan topic."""
+    series = read_scan_series(bag, topic, skip_corrupt=skip_corrupt)
+    return scan_stats(series.scans, topic, skipped=series.skipped)
+
+
 # --------------------------------------------------------------------------- apply
+class _Batcher:
+    """Holds consecutive scans of one geometry (and the other messages between them) and runs
+    them through the model as one batch, bit-identical to scan-by-scan calls; writes every
+    message in its original order."""
+
+    def __init__(self, writer: BagWriter, reader: Bag, model: LidarErrorModel, topic: str,
+                 latency_ns: int) -> None:
+        self.writer, self.reader, self.model = writer, reader, model
+        self.topic, self.latency_ns = topic, latency_ns
+        self.items: list[tuple[str, int, Any, Connection | None, Scan | None]] = []
+        self.key: tuple[Any, ...] | None = None
+        self.scans = 0
+        self.scans_out = 0
+
+    def other(self, topic: str, stamp_ns: int, cdr: Any) -> None:
+        self.items.append((topic, stamp_ns, cdr, None, None))
+        if len(self.items) >= _BATCH_MESSAGES:
+            self.flush()
+
+    def scan(self, conn: Connection, stamp_ns: int, msg: Any, scan: Scan) -> None:
+        key = (*scan.geometry, scan.intensities is not None)
+        if key != self.key:
+            self.flush()
+            self.key = key
+        self.items.append((self.topic, stamp_ns, msg, conn, scan))
+        self.scans += 1
+        if self.scans >= _BATCH_SCANS:
+            self.flush()
+
+    def flush(self) -> None:
+        config = self.model.config
+        batch = [(item[2], item[4]) for item in self.items if item[4] is not None]
+        lost: list[bool] = []
+        if batch:
+            inputs = [model_input(scan, config) for _, scan in batch]
+            first = batch[0][1]
+            intensities = None
+            if first.intensities is not None:
+                intensities = np.stack([s.intensities for _, s in batch if s.intensities
+                                        is not None])
+            incidence = None if inputs[0][1] is None else np.stack(
+                [inc for _, inc in inputs if inc is not None])
+            out = self.model.apply(np.stack([r for r, _ in inputs]), first.angles,
+                                   np.array([s.stamp for _, s in batch]), intensities,
+                                   incidence)
+            lost_flags = np.atleast_1d(out.lost)
+            for k, (msg, _) in enumerate(batch):
+                lost.append(bool(lost_flags[k]))
+                msg.ranges = np.ascontiguousarray(out.ranges[k], dtype=np.float32)
+                if out.intensities is not None:
+                    msg.intensities = np.ascontiguousarray(out.intensities[k],
+                                                           dtype=np.float32)
+                stamp = msg.header.stamp
+                stamp.sec, stamp.nanosec = delayed_stamp(stamp.sec, stamp.nanosec,
+                                                         config.latency)
+                msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max,
+                                                               config)
+        k = 0
+        for topic, stamp_ns, payload, conn, scan in self.items:
+            if scan is None:
+                self.writer.write_raw(topic, stamp_ns, payload)
+                continue
+            if not lost[k]:
+                assert conn is not None
+                self.writer.write_raw(topic, stamp_ns + self.latency_ns,
+                                      self.reader.message_to_cdr(conn, payload))
+                self.scans_out += 1
+            k += 1
+        self.items, self.key, self.scans = [], None, 0
+
+
 def apply_errors_to_bag(
     bag: str | os.PathLike[str], out: str | os.PathLike[str], config: LidarErrorConfig, *,
     topic: str = '/scan', seed: int | None = None, storage: str | None = None,
@@ -107,11 +205,14 @@ def apply_errors_to_bag(
 ) -> ApplyReport:
     """Copy ``bag`` to ``out`` with the error model applied to the LaserScan ``topic``.
 
-    Other topics are copied byte for byte (ROS 1 input: converted to ROS 2 CDR). A lost scan
-    (``scan_loss_probability``) is left out; the latency delays both the header stamp and the
-    bag timestamp; finite ``range_min`` / ``range_max`` of the config replace the message's
-    limits. The output is written atomically (rosbag2 format version 8, readable by Humble), in
-    the input's storage unless ``storage`` (sqlite3 for a ROS 1 input).
+    Other topics are copied byte for byte (ROS 1 input: converted to ROS 2 CDR). Every scan keeps
+    its geometry; consecutive scans of one geometry run through the model as a batch (same
+    result as one by one). Readings the input marks invalid (0, below its range_min, above its
+    range_max) enter the model as "no return" (:func:`~rc_sim_sensors.scan_io.model_input`). A
+    lost scan (``scan_loss_probability``) is left out; the latency delays both the header stamp
+    and the bag timestamp; finite ``range_min`` / ``range_max`` of the config replace the
+    message's limits. The output is written atomically (rosbag2 format version 8, readable by
+    Humble), in the input's storage unless ``storage`` (sqlite3 for a ROS 1 input).
     """
     bag_path, out_path = Path(bag), Path(out)
     if out_path.resolve() == bag_path.resolve():
@@ -123,121 +224,43 @@ def apply_errors_to_bag(
         _scan_topic(reader, topic)
         out_storage = storage or (reader.storage if reader.storage in STORAGES else 'sqlite3')
         model = LidarErrorModel(config, seed)
-        latency_ns = round(config.latency * 1e9)
-        scans_in = scans_out = others = bad = 0
+        start = reader.start_ns or 0
+        scans_in = others = bad = 0
+        first_problem = ''
         with BagWriter(out_path, storage=out_storage, force=force) as writer:
             for name, info in reader.topics.items():
                 writer.add_topic(name, info.connections[0].msgtype,
                                  typestore=reader.ros2_typestore,
                                  qos=parse_qos(info.connections[0].qos))
+            batcher = _Batcher(writer, reader, model, topic, round(config.latency * 1e9))
             done = 0
             for conn, stamp_ns, raw in reader.messages():
                 done += 1
                 if on_progress is not None and done % 64 == 0:
                     on_progress(done)
                 if conn.topic != topic:
-                    writer.write_raw(conn.topic, stamp_ns, reader.to_cdr(conn, raw))
+                    batcher.other(conn.topic, stamp_ns, reader.to_cdr(conn, raw))
                     others += 1
                     continue
+                index = scans_in
                 scans_in += 1
                 try:
                     msg = reader.decode(conn, raw)
                 except Exception as exc:
-                    if not skip_corrupt:
-                        raise BagError(f'{bag_path}: {topic}: LaserScan at t={stamp_ns} ns does '
-                                       f'not decode ({type(exc).__name__}; --skip-corrupt '
-                                       'skips it)') from None
-                    bad += 1
-                    continue
-                if not _corrupt_message(msg, model, config):
-                    continue
-                writer.write_raw(topic, stamp_ns + latency_ns, reader.message_to_cdr(conn, msg))
-                scans_out += 1
+                    problem = f'does not decode as LaserScan ({type(exc).__name__})'
+                else:
+                    scan = scan_from_message(msg)
+                    if not isinstance(scan, str):
+                        batcher.scan(conn, stamp_ns, msg, scan)
+                        continue
+                    problem = scan
+                if not skip_corrupt:
+                    raise _unusable(bag_path, topic, index, (stamp_ns - start) * 1e-9, problem)
+                bad += 1
+                first_problem = first_problem or f'message {index}: {problem}'
+            batcher.flush()
             if bad:
-                from rc_sim_description.bags.errors import warn
-
-                warn(f'{bag_path}: {topic}: {bad} of {scans_in} scans do not decode; skipped')
+                warn(f'{bag_path}: {topic}: {bad} of {scans_in} scans skipped ({first_problem})')
             if on_progress is not None:
                 on_progress(scans_in + others)
-    return ApplyReport(out_path, out_storage, scans_in, scans_out, others)
-
-
-def _corrupt_message(msg: Any, model: LidarErrorModel, config: LidarErrorConfig) -> bool:
-    """Apply the model to a deserialized LaserScan in place; False when the scan is lost."""
-    ranges = np.asarray(msg.ranges, dtype=np.float32)
-    beams = ranges.shape[0]
-    intensities = None
-    if len(msg.intensities) == beams and beams:
-        intensities = np.asarray(msg.intensities, dtype=np.float32)
-    stamp = msg.header.stamp
-    out = model.apply(ranges, beam_angles(msg.angle_min, msg.angle_increment, beams),
-                      stamp_seconds(stamp.sec, stamp.nanosec), intensities)
-    if out.lost:
-        return False
-    msg.ranges = np.ascontiguousarray(out.ranges, dtype=np.float32)
-    if intensities is not None and out.intensities is not None:
-        msg.intensities = np.ascontiguousarray(out.intensities, dtype=np.float32)
-    stamp.sec, stamp.nanosec = delayed_stamp(stamp.sec, stamp.nanosec, config.latency)
-    msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max, config)
-    return True
-
-
-# --------------------------------------------------------------------------- stats
-def read_scans(bag: str | os.PathLike[str], topic: str = '/scan', *, skip_corrupt: bool = False,
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """All ranges of a LaserScan topic as (S, B) float32 and header stamps [s] as (S,)."""
-    with open_bag(bag, skip_corrupt=skip_corrupt) as reader:
-        _scan_topic(reader, topic)
-        got = reader.read(topic)
-        path = reader.path
-    if not got.messages:
-        raise BagError(f'{path}: topic {topic!r} has no messages')
-    rows = [np.asarray(m.ranges, dtype=np.float32) for m in got.messages]
-    stamps = np.array([stamp_seconds(m.header.stamp.sec, m.header.stamp.nanosec)
-                       for m in got.messages])
-    if not np.all(np.isfinite(stamps)) or any(m.header.stamp.nanosec >= 1_000_000_000
-                                               for m in got.messages):
-        raise BagError(f'{path}: {topic}: invalid header stamps (nanosec >= 1e9)')
-    beams = {r.shape[0] for r in rows}
-    if len(beams) != 1:
-        raise BagError(f'{path}: {topic}: beam count changes between scans '
-                       f'({sorted(beams)})')
-    return np.vstack(rows), stamps
-
-
-def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan', *,
-                    skip_corrupt: bool = False) -> ScanStats:
-    """Statistics of a LaserScan topic.
-
-    The noise estimate is sigma ~ 1.4826 MAD(r_k+1 - r_k) / sqrt(2) over beams finite in both
-    scans (the difference of two independent readings has variance 2 sigma^2; MAD makes it
-    robust to moving objects), so it holds for a static scene. The dropout estimate counts
-    non-finite readings on beams whose median reading is finite.
-    """
-    ranges, stamps = read_scans(bag, topic, skip_corrupt=skip_corrupt)
-    scans, beams = ranges.shape
-    n = ranges.size
-    finite = np.isfinite(ranges)
-    rate = (scans - 1) / (stamps[-1] - stamps[0]) if scans > 1 and stamps[-1] > stamps[0] else 0.0
-    # a non-finite reading counts as +inf in the median: a beam is usually valid when more than
-    # half of its readings are finite (nanmedian would accept a beam finite in a single scan)
-    median = np.median(np.where(finite, ranges, np.inf), axis=0)
-    usually_valid = np.isfinite(median)
-    dropout = float((~finite[:, usually_valid]).mean()) if usually_valid.any() else math.nan
-    noise = math.nan
-    if scans > 1:
-        both = finite[1:] & finite[:-1]
-        diff = ranges[1:][both].astype(np.float64) - ranges[:-1][both]
-        if diff.size:
-            mad = np.median(np.abs(diff - np.median(diff)))
-            noise = float(1.4826 * mad / math.sqrt(2.0))
-    values = ranges[finite]
-    pct = np.percentile(values, [1, 50, 99]) if values.size else [math.nan] * 3
-    return ScanStats(
-        topic=topic, scans=scans, beams=beams, rate_hz=float(rate),
-        finite_fraction=float(finite.mean()) if n else 0.0,
-        pos_inf_fraction=float(np.isposinf(ranges).sum() / n),
-        neg_inf_fraction=float(np.isneginf(ranges).sum() / n),
-        nan_fraction=float(np.isnan(ranges).sum() / n), dropout_estimate=dropout,
-        noise_estimate=noise, range_p01=float(pct[0]), range_median=float(pct[1]),
-        range_p99=float(pct[2]))
+    return ApplyReport(out_path, out_storage, scans_in, batcher.scans_out, others, bad)

@@ -24,6 +24,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time
 
 from rc_sim_control.ackermann import MAPPER_MODES
+from rc_sim_control.node_checks import DropCounter, odometry_problem
 from rc_sim_control.tracking import (
     TRACKER_DEFAULTS,
     MeasuredPose,
@@ -80,6 +81,7 @@ class TrajectoryTracker(Node):
         self.wheelbase = vehicle.geometry.wheelbase
         self.pose: MeasuredPose | None = None
         self.frame_id = 'odom'
+        self.drops = DropCounter()
         self.want_active = bool(self.get_parameter('active').value)
         self.cmd_pub = self.create_publisher(Twist, 'cmd_vel', 10)
         self.err_pub = self.create_publisher(Vector3Stamped, 'tracking_error', 10)
@@ -92,6 +94,12 @@ class TrajectoryTracker(Node):
     # ------------------------------------------------------------------ callbacks
     def on_odom(self, msg: Odometry) -> None:
         p = msg.pose.pose
+        q = p.orientation
+        reason = odometry_problem(p.position.x, p.position.y, q.x, q.y, q.z, q.w,
+                                  msg.twist.twist.linear.x)
+        if reason:
+            self.get_logger().warning(self.drops.drop('odom', reason), throttle_duration_sec=1.0)
+            return
         self.frame_id = msg.header.frame_id or 'odom'
         self.pose = MeasuredPose(float(p.position.x), float(p.position.y),
                                  _yaw_from_quaternion(p.orientation),

@@ -13,7 +13,8 @@ from typing import Any
 from rc_sim_description.bags.errors import BagError, one_line
 
 __all__ = ['ACKERMANN_TYPES', 'bag_typestore', 'base_typestore', 'fallback_typestores',
-           'normalise_type', 'ros2_store_for_ros1', 'types_from_definition']
+           'normalise_type', 'ros2_store_for_ros1', 'types_from_definition',
+           'writer_definition']
 
 #: ackermann_msgs is not built into rosbags' stores (REP 147 message set, ROS 1 and ROS 2).
 ACKERMANN_TYPES: dict[str, str] = {
@@ -116,6 +117,27 @@ def fallback_typestores(ros1: bool) -> tuple[Any, ...]:
 def base_typestore() -> Any:
     """ROS 2 Humble types + ackermann_msgs: the store the bag writer serialises with."""
     return _store('ROS2_HUMBLE')
+
+
+@lru_cache(maxsize=1)
+def _humble_store() -> Any:
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_HUMBLE)
+
+
+@lru_cache(maxsize=64)
+def writer_definition(msgtype: str) -> tuple[Any, str]:
+    """(message definition, RIHS01 hash) of a type the base store knows, for a bag's topic list.
+
+    Types of ROS 2 Humble come from rosbags' Humble store as is (a few times cheaper to load than
+    the base store, same definitions); others (ackermann_msgs) from :func:`base_typestore`.
+    """
+    store = _humble_store()
+    if msgtype not in store.fielddefs:
+        store = base_typestore()
+    msgdef, _ = store.generate_msgdef(msgtype, ros_version=2)
+    return msgdef, store.hash_rihs01(msgtype)
 
 
 def bag_typestore(definitions: Iterable[tuple[str, str, str]], *, ros1: bool,

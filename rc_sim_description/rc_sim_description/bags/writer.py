@@ -2,13 +2,16 @@
 through the ``rosbags`` library.
 
 ``with BagWriter(out) as bag: bag.write(topic, msgtype, t_ns, msg)`` serialises typestore
-messages; :meth:`BagWriter.write_raw` takes CDR bytes that the caller serialised itself (e.g.
-fixed-layout messages packed in bulk with numpy). The bag is built in a temporary directory next
-to ``path`` and renamed on success; a failure leaves nothing behind.
+messages; :meth:`BagWriter.write_raw` takes CDR bytes that the caller serialised itself and
+:meth:`BagWriter.write_batches` whole batches of them (fixed-layout messages packed in bulk with
+numpy by :mod:`rc_sim_description.bags.cdr_bulk`), written many per storage call
+(:mod:`rc_sim_description.bags.bulk_storage`). The bag is built in a temporary directory next to
+``path`` and renamed on success; a failure leaves nothing behind.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 import os
 from pathlib import Path
@@ -16,8 +19,9 @@ from types import TracebackType
 from typing import Any
 
 from rc_sim_description.atomic import atomic_output_dir, rename_bag_storage
+from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.bags.errors import BagError, one_line
-from rc_sim_description.bags.typestore import base_typestore
+from rc_sim_description.bags.typestore import base_typestore, writer_definition
 from rc_sim_description.errors import ConfigError, OutputError
 
 __all__ = ['STORAGES', 'BagWriter', 'latched_qos', 'parse_qos']
@@ -75,6 +79,7 @@ class BagWriter:
         self._connections: dict[str, Any] = {}
         self._stores: dict[str, Any] = {}
         self._tmp: Path | None = None
+        self._closed = False
         self.counts: dict[str, int] = {}
 
     @property
@@ -85,7 +90,9 @@ class BagWriter:
         return self._tmp
 
     def __enter__(self) -> BagWriter:
-        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.rosbag2 import StoragePlugin
+
+        from rc_sim_description.bags.bulk_storage import BulkWriter
 
         stack = ExitStack()
         try:
@@ -94,7 +101,7 @@ class BagWriter:
             raise OutputError(f'{self.path}: cannot write ({exc.strerror or exc})') from None
         plugin = StoragePlugin.SQLITE3 if self.storage == 'sqlite3' else StoragePlugin.MCAP
         try:
-            self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
+            self._writer = BulkWriter(self._tmp, version=8, storage_plugin=plugin)
             self._writer.open()
         except Exception as exc:
             stack.close()
@@ -111,17 +118,21 @@ class BagWriter:
                 raise ConfigError(f'{self.path}: topic {topic} written as '
                                   f'{self._connections[topic].msgtype} and {msgtype}')
             return
-        store = typestore if typestore is not None else base_typestore()
+        store = typestore
         try:
-            msgdef, _ = store.generate_msgdef(msgtype, ros_version=2)
-            digest = store.hash_rihs01(msgtype)
+            if store is None:
+                msgdef, digest = writer_definition(msgtype)
+            else:
+                msgdef, _ = store.generate_msgdef(msgtype, ros_version=2)
+                digest = store.hash_rihs01(msgtype)
         except Exception as exc:
             raise BagError(f'{self.path}: cannot write {topic}: no definition of {msgtype} '
                            f'({one_line(exc)})') from None
         conn = self._writer.add_connection(topic, msgtype, msgdef=msgdef, rihs01=digest,
                                            offered_qos_profiles=qos or [])
         self._connections[topic] = conn
-        self._stores[topic] = store
+        if store is not None:
+            self._stores[topic] = store
         self.counts[topic] = 0
 
     def write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
@@ -130,7 +141,8 @@ class BagWriter:
         if self._connections[topic].msgtype != msgtype:
             raise ConfigError(f'{self.path}: topic {topic} written as '
                               f'{self._connections[topic].msgtype} and {msgtype}')
-        data = self._stores[topic].serialize_cdr(msg, msgtype)
+        store = self._stores.get(topic) or base_typestore()
+        data = store.serialize_cdr(msg, msgtype)
         self._writer.write(self._connections[topic], int(t_ns), data)
         self.counts[topic] += 1
 
@@ -146,13 +158,38 @@ class BagWriter:
         self._writer.write(self._connections[topic], int(t_ns), cdr)
         self.counts[topic] += 1
 
+    def write_batches(self, batches: Sequence[RawBatch]) -> None:
+        """Write batches of serialised messages (one topic each), merged in time order (equal
+        stamps: lower ``order`` first), many messages per storage call."""
+        for batch in batches:
+            self.add_topic(batch.topic, batch.msgtype)
+            if self._connections[batch.topic].msgtype != batch.msgtype:
+                raise ConfigError(f'{self.path}: topic {batch.topic} written as '
+                                  f'{self._connections[batch.topic].msgtype} and '
+                                  f'{batch.msgtype}')
+        self._writer.write_many([self._connections[b.topic] for b in batches], batches)
+        for batch in batches:
+            self.counts[batch.topic] += len(batch)
+
+    def finish_storage(self) -> None:
+        """Write the bag's indexes and metadata now (no more messages); files may still be added
+        to :attr:`directory` until the ``with`` block ends (e.g. while plots are drawn)."""
+        if self._writer is not None and not self._closed:
+            self._closed = True
+            try:
+                self._writer.close()
+            except Exception as exc:
+                raise OutputError(f'{self.path}: cannot finish bag ({one_line(exc)})') from None
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         assert self._stack is not None and self._tmp is not None
         stack, tmp = self._stack, self._tmp
         self._stack = None
         try:
-            self._writer.close()
+            if not self._closed:
+                self._closed = True
+                self._writer.close()
             if exc_type is None:
                 rename_bag_storage(tmp, self.path.name)
         except Exception as err:
