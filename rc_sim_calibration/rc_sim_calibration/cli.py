@@ -140,9 +140,14 @@ def register(subparsers: Any) -> None:
 
 # --------------------------------------------------------------------------- helpers
 def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> Any:
-    from rc_sim_calibration.settings import load_fit_settings
+    from rc_sim_calibration.settings import MAX_EVALUATIONS, count_in, load_fit_settings
 
     over: dict[str, dict[str, Any]] = {}
+    for flag, low in (('budget', 1), ('popsize', 2), ('seed', 0)):
+        value = getattr(args, flag, None)
+        if value is not None:  # named as the user typed it, before the config merge
+            count_in(value, low, MAX_EVALUATIONS if flag != 'seed' else 2 ** 32 - 1,
+                     f'--{flag}')
 
     def put(section: str, key: str, value: Any) -> None:
         if value is not None:

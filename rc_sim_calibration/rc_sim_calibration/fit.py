@@ -382,14 +382,22 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     # round 1: every candidate from the staged (or a related candidate's) start
     for i, cand in enumerate(cands):
         cbase = nominal.with_values(**cand.structure) if cand.structure else nominal
-        start = _warm_start(cand, done) or _stage_start(cand, stage, stage0)
-        free = resolve_free(settings, cbase, cand.names, start, offset0)
-        problem = Problem(cbase, free, fit_win, settings, offset0)
-        u = problem.start_unit
-        if several:
-            nfev = max(2, settings.stage_budget // (len(free) + 1))
-            u = polish(problem.residuals, u, max_nfev=nfev, progress=tick)[0].u
-        scores.append(score(i, cand, problem, u))
+        # a related candidate's fit and the staged values are two basins (a second-order
+        # servo warm-started from a first-order fit keeps its extra delay): both are tried
+        starts = [s for s in (_warm_start(cand, done), _stage_start(cand, stage, stage0)) if s]
+        best_fit: tuple[float, Problem, Array] | None = None
+        for start in starts:
+            free = resolve_free(settings, cbase, cand.names, start, offset0)
+            problem = Problem(cbase, free, fit_win, settings, offset0)
+            u = problem.start_unit
+            if several:
+                nfev = max(2, settings.stage_budget // (len(free) + 1))
+                u = polish(problem.residuals, u, max_nfev=nfev, progress=tick)[0].u
+            cost = float(problem.cost(u[None])[0])
+            if best_fit is None or cost < best_fit[0]:
+                best_fit = (cost, problem, u)
+        assert best_fit is not None
+        scores.append(score(i, cand, best_fit[1], best_fit[2]))
     # round 2 (successive halving): the best two continue
     if several and len(cands) > 2:
         for i in list(np.argsort([s.cost for s in scores]))[:2]:

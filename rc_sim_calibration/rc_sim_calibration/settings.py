@@ -28,6 +28,7 @@ from rc_sim_description.yamlio import read_yaml
 
 __all__ = [
     'DRIVE_DELAY',
+    'MAX_EVALUATIONS',
     'OFFSET_NAMES',
     'PHYSICAL_LOWER',
     'PSEUDO_NAMES',
@@ -35,6 +36,7 @@ __all__ = [
     'FitSettings',
     'FreeParameter',
     'apply_values',
+    'count_in',
     'default_fit_yaml',
     'load_fit_settings',
     'override_values',
@@ -90,7 +92,7 @@ class FitSettings:
     source: str
     free_auto: bool = False
     servo_models: tuple[str, ...] = SERVO_MODELS
-    delay_options: tuple[bool, ...] = (True, False)
+    delay_options: tuple[bool, ...] = (True,)
     holdout_every: int = 3
     worse_tolerance: float = 0.02
     stage_budget: int = 300
@@ -231,17 +233,27 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
     if not 0 < settings.dt <= 0.05:
         raise CalibrationError(f'{where}: simulation.dt: must be in (0, 0.05] s, '
                                f'got {settings.dt}')
-    if settings.budget < 1:
-        raise CalibrationError(f'{where}: optimizer.budget: must be >= 1, got {settings.budget}')
-    if settings.popsize is not None and settings.popsize < 2:
-        raise CalibrationError(f'{where}: optimizer.popsize: must be >= 2, got '
-                               f'{settings.popsize}')
+    count_in(settings.budget, 1, MAX_EVALUATIONS, f'{where}: optimizer.budget')
+    if settings.popsize is not None:
+        count_in(settings.popsize, 2, 10_000, f'{where}: optimizer.popsize')
     if settings.seed < 0:
         raise CalibrationError(f'{where}: optimizer.seed: must be >= 0, got {settings.seed}')
     if not 0 < settings.sigma0 <= 1:
         raise CalibrationError(f'{where}: optimizer.sigma0: must be in (0, 1], got '
                                f'{settings.sigma0}')
     return settings
+
+
+#: evaluations of one optimiser run: 100,000 is some hours of a long fit on this machine
+MAX_EVALUATIONS = 100_000
+
+
+def count_in(value: int, low: int, high: int, where: str) -> None:
+    """A count within [low, high]; a huge value is described by its size, not printed."""
+    if low <= value <= high:
+        return
+    text = str(value) if abs(value) < 10 ** 12 else f'a {len(str(abs(value)))}-digit number'
+    raise CalibrationError(f'{where}: must be in [{low:,}, {high:,}], got {text}')
 
 
 def _tyre_model(value: Any, where: str) -> str | None:
@@ -260,7 +272,7 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         servo = [servo]
     if not isinstance(servo, list) or not servo or any(s not in SERVO_MODELS for s in servo):
         raise CalibrationError(f'{where}: structures.servo: a list of {", ".join(SERVO_MODELS)}')
-    delay = st.get('delay', [True, False])
+    delay = st.get('delay', [True])
     if isinstance(delay, bool):
         delay = [delay]
     if not isinstance(delay, list) or not delay or not all(isinstance(d, bool) for d in delay):
@@ -278,8 +290,7 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     opt = data.get('optimizer') or {}
     stage = _get({'stage_budget': opt.get('stage_budget', 300)}, 'stage_budget', int,
                  f'{where}: optimizer')
-    if stage < 0:
-        raise CalibrationError(f'{where}: optimizer.stage_budget: must be >= 0, got {stage}')
+    count_in(stage, 0, MAX_EVALUATIONS, f'{where}: optimizer.stage_budget')
     parsimony = _get({'parsimony': st.get('parsimony', 0.02)}, 'parsimony', float,
                      f'{where}: structures')
     if not 0 <= parsimony < 1:

@@ -94,18 +94,7 @@ def test_fit_succeeds_and_held_out_yaw_rate_error_falls(fitted):
         assert ratio <= 0.40, (fitted['car'].name, bag, ratio)
 
 
-#: cars whose transport delay misses the +-15 ms bound with the default fit at seed 0, and by how
-#: much (measured; docs/calibration.md, "Limits"): the held-out windows prefer a critically
-#: damped second-order servo without delay, or a longer delay with a faster servo, to the truth's
-#: split. Strict: the test fails as soon as one of them meets the bound, so this list shrinks.
-LATENCY_MISSES = {'esc_fiala': -15.7, 'throttle_duty': -25.1}
-
-
-def test_command_latency(fitted, request):
-    name = fitted['car'].name
-    if SEED == 0 and name in LATENCY_MISSES:
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason=f'measured {LATENCY_MISSES[name]:+.1f} ms at seed 0'))
+def test_command_latency(fitted):
     p, truth = _params(fitted), fitted['truth']
     assert p.timing.command_latency == pytest.approx(truth['command_latency'], abs=0.015)
 

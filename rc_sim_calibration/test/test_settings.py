@@ -23,9 +23,9 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
 
     s = load_fit_settings()
     assert s.free_auto and s.servo_models == ('first_order', 'second_order')
-    assert s.delay_options == (True, False)
+    assert s.delay_options == (True,)    # a transport delay is always fitted (bound 0)
     cands = candidates(s, ('angle', 'wheel_speed'), base, fit_offset=False)
-    assert len(cands) == 4
+    assert len(cands) == 2
     first = cands[0]
     assert 'mu2' in first.names and 'cg_height' in first.names and 'drive_delay' in first.names
     assert first.structure == {'servo_model': 'first_order', 'drive_model': 'first_order',
@@ -34,8 +34,9 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
                  'effective_wheel_radius', 'drive_time_constant', 'cornering_stiffness_front'):
         assert name in first.names
     assert 'mass' not in first.names and 'wheelbase' not in first.names  # measured
-    no_delay = cands[2]                  # the delayed candidates come first (warm starts)
-    assert 'command_latency' not in no_delay.names
+    with_none = load_fit_settings(overrides={'structures': {'delay': [True, False]}})
+    no_delay = candidates(with_none, ('angle', 'wheel_speed'), base, fit_offset=False)[2]
+    assert 'command_latency' not in no_delay.names   # the delayed ones come first (warm starts)
     assert no_delay.structure['command_latency'] == 0.0
     assert 'servo_natural_frequency' in cands[1].names
     free = {f.name: f for f in resolve_free(s, base, first.names)}
