@@ -72,13 +72,18 @@ def evaluate(signals: Sequence[Signal], t: FloatArray | float) -> FloatArray:
 
 @dataclass(frozen=True)
 class Manoeuvre:
-    """One car's run: initial speed and steering, steering and wheel-speed commands."""
+    """One car's run: initial speed and steering, steering and wheel-speed commands, and
+    vehicle.yaml values that differ from the base car (``overrides``, leaf key -> value)."""
 
     name: str
     speed: float
     steering: float
     delta_cmd: Signal
     omega_cmd: Signal
+    overrides: tuple[tuple[str, float], ...] = ()
+
+    def params(self, base: VehicleParams) -> VehicleParams:
+        return base.with_values(**dict(self.overrides)) if self.overrides else base
 
 
 def batch_command(manoeuvres: Sequence[Manoeuvre], attr: str) -> Callable[[float], FloatArray]:
@@ -101,7 +106,7 @@ def run_engine(params: VehicleParams, manoeuvres: Sequence[Manoeuvre], t_out: Fl
     wheel = evaluate([m.omega_cmd for m in manoeuvres], t_mid)
     x0 = InitialState(vx=np.array([m.speed for m in manoeuvres]),
                       steering=np.array([m.steering for m in manoeuvres]))
-    res = rollout([params] * len(manoeuvres), t_mid - dt, steer, wheel, x0, t_out=t_out,
+    res = rollout([m.params(params) for m in manoeuvres], t_mid - dt, steer, wheel, x0, t_out=t_out,
                   dt=dt, tyre_model=tyre_model, load_transfer=load_transfer,
                   integrator=integrator)
     return np.asarray(res.states)

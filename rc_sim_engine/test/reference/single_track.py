@@ -12,6 +12,9 @@ engine's source code:
 - longitudinal: slip ratio ``kappa = (R omega - vx) / max(|vx|, 0.2 m/s)``, ``Fx_r = Fz_r MF(kappa)``;
   the lumped rear wheels ``2 J_w d(omega)/dt = 2 tau - R Fx_r`` with ``J_w = m_w R^2 / 2`` and the
   gz ``JointController`` speed loop ``tau = sat(Kp (omega* - omega) + Ki int(omega* - omega))``;
+- integral terms clamped like gz-math's PID (``|Ki I| <= i_max``, no wind-up); the wheel loop's
+  D term acts on the measured speed, ``-Kd d(omega)/dt``, i.e. adds ``2 Kd`` to the lumped
+  inertia (gz differentiates the error, the same while the target is held);
 - hinge servo: gz ``JointPositionController``, ``J_h d2(delta)/dt2 = Kp e + Ki int(e) - Kd
   d(delta)/dt``, ``J_h = m_w (3 R^2 + w^2) / 12 + 2/5 m_k (w/2)^2``. Its torque, slew-rate and
   angle limits are NOT modelled: :func:`check_servo_linear` proves they stay inactive in a run;
@@ -90,6 +93,7 @@ class RefParams:
     steering_offset: float
     wheel_kp: float
     wheel_ki: float
+    wheel_kd: float
     wheel_i_max: float
     wheel_max_torque: float
     max_wheel_speed: float
@@ -120,7 +124,8 @@ class RefParams:
             servo_i_max=st.servo_i_max, servo_max_torque=st.servo_max_torque,
             max_steering_rate=st.max_steering_rate, max_steering_angle=st.max_steering_angle,
             steering_gain=st.steering_gain, steering_offset=st.steering_offset,
-            wheel_kp=dr.wheel_p_gain, wheel_ki=dr.wheel_i_gain, wheel_i_max=dr.wheel_i_max,
+            wheel_kp=dr.wheel_p_gain, wheel_ki=dr.wheel_i_gain, wheel_kd=dr.wheel_d_gain,
+            wheel_i_max=dr.wheel_i_max,
             wheel_max_torque=dr.wheel_max_torque, max_wheel_speed=dr.max_wheel_speed,
             tyre_model=tyre_model or ty.tyre_model, load_transfer=load_transfer)
         out = replace(base, **options)  # type: ignore[arg-type]
@@ -169,26 +174,31 @@ def magic_formula(x: FloatArray, c: Coefficients) -> FloatArray:
 
 
 def fiala(alpha: FloatArray, c_alpha: FloatArray | float, mu: float,
-          fz: FloatArray | float) -> FloatArray:
-    """Fiala brush model (Pacejka 2012 §3.2.2): cubic in tan(alpha) below full sliding."""
+          fz: FloatArray | float, saturate: bool = True) -> FloatArray:
+    """Fiala brush model (Pacejka 2012 §3.2): cubic in tan(alpha) below full sliding.
+
+    ``saturate=False``: the cubic for every alpha (engine.md's ``fiala_unsaturated``).
+    """
     t = np.tan(alpha)
     mfz = mu * fz
     cubic = (c_alpha * t - c_alpha ** 2 * np.abs(t) * t / (3 * mfz)
              + c_alpha ** 3 * t ** 3 / (27 * mfz ** 2))
+    if not saturate:
+        return cubic
     sliding = np.abs(alpha) >= np.arctan(3 * mfz / c_alpha)
     return np.where(sliding, mfz * np.sign(alpha), cubic)
 
 
-TYRE_LAWS = ('linear', 'fiala', 'pacejka')
+TYRE_LAWS = ('linear', 'fiala', 'fiala_unsaturated', 'pacejka')
 
 
 def _law(name: str, alpha: FloatArray, fz: FloatArray, fz_static: FloatArray,
          c_alpha: FloatArray, p: RefParams) -> FloatArray:
     if name == 'linear':
         return c_alpha * fz / fz_static * alpha
-    if name == 'fiala':
+    if name in ('fiala', 'fiala_unsaturated'):
         c = c_alpha * fz / fz_static if p.fiala_stiffness_scales_with_load else c_alpha
-        return fiala(alpha, c, p.mu_lat, fz)
+        return fiala(alpha, c, p.mu_lat, fz, saturate=name == 'fiala')
     return fz * magic_formula(alpha, p.lateral)
 
 
@@ -299,6 +309,15 @@ def wheel_torque(omega: FloatArray, integral: FloatArray, target: FloatArray,
                    p.wheel_max_torque)
 
 
+def _clamped_integral_rate(error: FloatArray, integral: FloatArray, ki: FloatArray,
+                           i_max: FloatArray) -> FloatArray:
+    """d/dt of a PID integral whose term ``Ki I`` is held within ``+-i_max`` (gz-math PID clamps
+    the accumulated integral term: no wind-up beyond the limit)."""
+    term = ki * integral
+    held = ((term >= i_max) & (error > 0)) | ((term <= -i_max) & (error < 0))
+    return np.where(held & (ki > 0), 0.0, error)
+
+
 def rhs(z: FloatArray, delta_cmd: FloatArray, omega_cmd: FloatArray, p: RefParams) -> FloatArray:
     """dz/dt for states ``z`` of shape (N_REF, ...) and commands broadcasting to z[0]."""
     vx, vy, r, delta, omega = z[VX], z[VY], z[R], z[DELTA], z[OMEGA]
@@ -315,9 +334,12 @@ def rhs(z: FloatArray, delta_cmd: FloatArray, omega_cmd: FloatArray, p: RefParam
     dz[VX], dz[VY], dz[R] = dvx, dvy, dr
     dz[DELTA] = z[DELTA_RATE]
     dz[DELTA_RATE] = servo_torque(z, target, p) / p.j_hinge
-    dz[SERVO_INT] = target - delta
-    dz[OMEGA] = (2 * tau - p.radius * f.fx_rear) / (2 * p.j_wheel)
-    dz[WHEEL_INT] = omega_target - omega
+    dz[SERVO_INT] = _clamped_integral_rate(target - delta, z[SERVO_INT], p.servo_ki,
+                                           p.servo_i_max)
+    # D on the measured speed: tau_D = -Kd d(omega)/dt adds 2 Kd to the lumped inertia
+    dz[OMEGA] = (2 * tau - p.radius * f.fx_rear) / (2 * p.j_wheel + 2 * p.wheel_kd)
+    dz[WHEEL_INT] = _clamped_integral_rate(omega_target - omega, z[WHEEL_INT], p.wheel_ki,
+                                           p.wheel_i_max)
     return dz
 
 

@@ -37,6 +37,7 @@ from rc_sim_engine.state import STEER, VX, VY, WHEEL_SPEED, YAW_RATE, X, Y
 
 from . import commonroad as cr
 from . import single_track as st
+from .cache import cached
 from .manoeuvres import Manoeuvre, batch_command, constant, ramp, run_engine, sine
 
 G = st.G
@@ -92,14 +93,24 @@ STD_BOUNDS = {
 
 
 @pytest.fixture(scope='module')
-def std_runs() -> dict[tuple[str, bool], dict[str, np.ndarray]]:
-    out = {}
-    for lt in (False, True):
-        p = st.RefParams.from_vehicle(LIGHT, 'pacejka', lt)
-        for m in (STRAIGHT + LATERAL) if not lt else LATERAL:
-            out[(m.name, lt)] = _std_signals(cr.simulate_std(p, lt, m.speed, m.delta_cmd,
-                                                             m.omega_cmd, T_OUT))
-    return out
+def std_runs(request: pytest.FixtureRequest) -> dict[tuple[str, bool], dict[str, np.ndarray]]:
+    """STD runs (cached between test runs: they do not depend on the engine)."""
+    cases = [(m, lt) for lt in (False, True) for m in ((STRAIGHT + LATERAL) if not lt else LATERAL)]
+
+    def compute() -> dict[str, np.ndarray]:
+        out = {}
+        for m, lt in cases:
+            p = st.RefParams.from_vehicle(LIGHT, 'pacejka', lt)
+            run = _std_signals(cr.simulate_std(p, lt, m.speed, m.delta_cmd, m.omega_cmd, T_OUT))
+            out.update({f'{m.name}|{lt}|{q}': v for q, v in run.items()})
+        return out
+
+    flat = cached(request, repr(('std', LIGHT, cases, T_OUT.tolist())), compute)
+    runs: dict[tuple[str, bool], dict[str, np.ndarray]] = {}
+    for key, v in flat.items():
+        name, lt, q = key.split('|')
+        runs.setdefault((name, lt == 'True'), {})[q] = v
+    return runs
 
 
 @pytest.fixture(scope='module')
@@ -133,15 +144,21 @@ def test_std_lateral_transients_without_load_transfer(std_runs, engine_runs) -> 
     assert np.max(np.abs(std_runs[('step_steer', False)]['yaw_rate'])) > 1.0
 
 
-def test_std_lateral_transients_with_load_transfer(std_runs, engine_runs) -> None:
+def test_std_lateral_transients_with_load_transfer(request, std_runs, engine_runs) -> None:
     """The whole engine-STD difference is the documented one-pass load estimate."""
     one_pass = st.RefParams.from_vehicle(LIGHT, 'pacejka', True)
     exact = dataclasses.replace(one_pass, load_passes=math.inf)
     z0 = st.initial_state(one_pass, np.array([m.speed for m in LATERAL]),
                           np.array([m.steering for m in LATERAL]))
     args = (batch_command(LATERAL, 'delta_cmd'), batch_command(LATERAL, 'omega_cmd'), T_OUT)
-    ref_one = st.simulate(one_pass, z0, *args, rtol=1e-8, atol=1e-9)
-    ref_exact = st.simulate(exact, z0, *args, rtol=1e-8, atol=1e-9)
+
+    def compute() -> dict[str, np.ndarray]:
+        return {'one': st.simulate(one_pass, z0, *args, rtol=1e-8, atol=1e-9).z,
+                'exact': st.simulate(exact, z0, *args, rtol=1e-8, atol=1e-9).z}
+
+    refs = cached(request, repr(('one-pass vs exact', LIGHT, LATERAL, T_OUT.tolist())), compute)
+    ref_one = {q: refs['one'][st.FIELDS.index(q)] for q in ('vx', 'vy', 'yaw_rate')}
+    ref_exact = {q: refs['exact'][st.FIELDS.index(q)] for q in ('vx', 'vy', 'yaw_rate')}
     for i, m in enumerate(LATERAL):
         std = std_runs[(m.name, True)]
         # the reference with the exact load reproduces STD (validates the reference's law)
