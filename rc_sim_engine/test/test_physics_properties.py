@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from rc_sim_description.params import load_vehicle_params
+from rc_sim_description.params import PacejkaCoefficients, load_vehicle_params
 from rc_sim_engine.actuators import steering_hinge_inertia
 from rc_sim_engine.car import Car
 from rc_sim_engine.integrators import rotate
@@ -30,6 +30,12 @@ from rc_sim_engine.state import (
     YAW_RATE,
     X,
     Y,
+)
+from rc_sim_engine.tyres import (
+    fiala_lateral_force,
+    linear_lateral_force,
+    magic_formula,
+    seed_002_pacejka_preset,
 )
 
 BASE = load_vehicle_params()
@@ -152,3 +158,56 @@ def test_mirror_symmetry_of_a_turn() -> None:
                                    [-b[Y], -b[YAW], -b[VY], -b[YAW_RATE], -b[STEER]],
                                    rtol=1e-12, atol=1e-12)
         assert abs(a[YAW]) > 0.3
+        # the wheels swap sides: the left wheel of one car turns like the right of the other
+        w = car.wheel_angles()
+        for left, right in (('front_left_wheel_joint', 'front_right_wheel_joint'),
+                            ('rear_left_wheel_joint', 'rear_right_wheel_joint')):
+            assert w[left][0] == pytest.approx(w[right][1], rel=1e-12)
+            assert w[right][0] == pytest.approx(w[left][1], rel=1e-12)
+        assert w['front_left_steering_joint'][0] == pytest.approx(
+            -w['front_right_steering_joint'][1], rel=1e-12)
+        assert w['front_left_wheel_joint'][0] != pytest.approx(w['front_right_wheel_joint'][0])
+
+
+def test_magic_formula_with_curvature_factor_one_plateaus_below_d() -> None:
+    """E = 1 turns the argument into C atan(atan(B x)): the large-slip plateau is
+    D sin(C atan(pi / 2)) (Pacejka & Bakker 1987 with E = 1), not D sin(C pi / 2)."""
+    c = PacejkaCoefficients(B=10.0, C=1.65, D=1.0, E=1.0)
+    assert float(magic_formula(1e7, c)) == pytest.approx(math.sin(1.65 * math.atan(math.pi / 2)),
+                                                         rel=1e-6)
+    assert float(magic_formula(-1e7, c)) == pytest.approx(-math.sin(1.65 * math.atan(math.pi / 2)),
+                                                          rel=1e-6)
+
+
+@pytest.mark.parametrize(('mu', 'fz'), [(0.8, 0.5), (1.0, 19.0), (1.5, 200.0)])
+def test_fiala_cornering_stiffness_at_the_origin_for_any_load_and_friction(mu: float,
+                                                                           fz: float) -> None:
+    """The brush model's slope at zero slip is C whatever mu and Fz (Pacejka 2012 §3.2): light
+    loads and mu <= 1 included."""
+    c_alpha, h = 90.0, 1e-8
+    for saturate in (True, False):
+        f = fiala_lateral_force(np.array([-h, h]), c_alpha, mu, fz, saturate=saturate)
+        assert (f[1] - f[0]) / (2 * h) == pytest.approx(c_alpha, rel=1e-6)
+
+
+def test_fiala_lifted_wheel_carries_no_force() -> None:
+    for fz in (0.0, -3.0):
+        for saturate in (True, False):
+            f = fiala_lateral_force(np.array([-0.3, 0.1, 0.5]), 90.0, 1.0, fz, saturate=saturate)
+            assert np.all(f == 0.0)
+
+
+def test_linear_law_is_linear_with_slope_c() -> None:
+    alpha = np.array([-0.4, -0.01, 0.0, 0.02, 0.3])
+    f = linear_lateral_force(alpha, 101.0)
+    np.testing.assert_allclose(linear_lateral_force(2 * alpha, 101.0), 2 * f, rtol=1e-15)
+    assert (f[3] - f[1]) / (alpha[3] - alpha[1]) == pytest.approx(101.0, rel=1e-12)
+
+
+def test_seed_002_preset_accepts_any_positive_wheel_load() -> None:
+    """Only loads <= 0 are rejected: a light car's wheel load (0.5 N) converts like any other,
+    the force curve in newtons staying the seed table's (D_N = D_mu * load)."""
+    for load in (0.5, 13.71, 80.0):
+        lateral, longitudinal = seed_002_pacejka_preset(load)
+        assert lateral.D * load == pytest.approx(1.371, rel=1e-12)
+        assert longitudinal.D * load == pytest.approx(19.0569, rel=1e-12)
