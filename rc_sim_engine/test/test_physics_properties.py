@@ -211,3 +211,19 @@ def test_seed_002_preset_accepts_any_positive_wheel_load() -> None:
         lateral, longitudinal = seed_002_pacejka_preset(load)
         assert lateral.D * load == pytest.approx(1.371, rel=1e-12)
         assert longitudinal.D * load == pytest.approx(19.0569, rel=1e-12)
+
+
+@pytest.mark.parametrize('tyre', ['linear', 'pacejka'])
+def test_tall_car_load_transfer_never_reverses_the_tyres(tyre: str) -> None:
+    """A tyre can only push: with a CG 0.5 m high the load shift of a hard launch exceeds the
+    front static load and that of hard braking the rear one, yet braking must never speed the
+    car up and a car steered left while launching must not yaw right."""
+    p = BASE.with_values(cg_height=0.5)
+    car = Car(p, n=2, dt=1e-3, tyre_model=tyre, load_transfer=True)
+    car.reset(speed=np.array([1.0, 5.0]))
+    for _ in range(600):
+        v_before = car.state[1, VX]
+        car.step(np.array([0.2, 0.0]), np.array([120.0, 0.0]))  # launch left / brake straight
+        assert car.state[1, VX] <= v_before
+        assert car.state[0, YAW_RATE] >= 0.0
+    assert car.state[1, VX] < 4.9 and car.state[0, YAW_RATE] > 0.1
