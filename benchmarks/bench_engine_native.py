@@ -17,10 +17,11 @@ import tempfile
 import time
 
 from rc_sim_control.commands import load_sequence
+from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
 from rc_sim_description.worlds import spawn_pose
-from rc_sim_engine.bagio import BagWriter, write_sim_result
+from rc_sim_engine.bagio import write_sim_result
 from rc_sim_engine.cli_run import scenario_path
 from rc_sim_engine.simulator import SimConfig, Simulator
 from rc_sim_engine.world import load_world

@@ -1,9 +1,9 @@
 """Tracking figures of docs/tracking.md (prints tables; not a test).
 
-1. Model comparison (seed 002 ch. 7): the figure eight (a = 3 m, w = 0.45 rad/s) tracked by each
+1. Model comparison: the lemniscate (figure eight, a = 3 m, w = 0.45 rad/s) tracked by each
    controller on the kinematic model and on the dynamic single track with linear, Fiala and Pacejka
    tyres: RMSE / ISE of the centre-of-mass error after the 3 s start transient.
-2. Every seed-002 trajectory x controller on the single track (linear tyres).
+2. Every analytic trajectory (defaults) x controller on the single track (linear tyres).
 3. Wall-clock cost of one closed-loop run (1 kHz physics, 50 Hz control, no lidar).
 
 Run: /work/venv/bin/python benchmarks/bench_tracking.py [--markdown]
@@ -17,12 +17,12 @@ import time
 from rc_sim_control.tracking import CONTROLLER_NAMES
 from rc_sim_control.trajectories import TRAJECTORY_NAMES
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.cli_track import run_tracking
+from rc_sim_engine.tracking_run import run_tracking
 from rc_sim_engine.world import World
 
 MODELS = [('kinematic', None), ('single_track', 'linear'), ('single_track', 'fiala'),
           ('single_track', 'pacejka')]
-EIGHT = {'trajectory_type': 'figure_eight', 'amplitude': 3.0, 'angular_speed': 0.45}
+EIGHT = {'trajectory_type': 'lemniscate', 'amplitude': 3.0, 'angular_speed': 0.45}
 
 
 def cell(run) -> str:
@@ -39,7 +39,7 @@ def main() -> None:
     run_tracking(params, flat, EIGHT, model='kinematic')  # JIT warm-up
 
     sep = ' | '
-    print('1. figure eight a = 3 m, w = 0.45 rad/s: RMSE [cm] / ISE [m^2 s] after 3 s')
+    print('1. lemniscate a = 3 m, w = 0.45 rad/s: RMSE [cm] / ISE [m^2 s] after 3 s')
     header = ['model', *CONTROLLER_NAMES]
     print(('| ' + sep.join(header) + ' |') if args.markdown else '  '.join(header))
     if args.markdown:
@@ -51,7 +51,7 @@ def main() -> None:
         print(('| ' + sep.join([name, *cells]) + ' |') if args.markdown
               else '  '.join([name, *cells]))
 
-    print('\n2. seed-002 trajectories (defaults), single_track linear: RMSE [cm] / ISE [m^2 s]')
+    print('\n2. analytic trajectories (defaults), single_track linear: RMSE [cm] / ISE [m^2 s]')
     header = ['trajectory', *CONTROLLER_NAMES]
     print(('| ' + sep.join(header) + ' |') if args.markdown else '  '.join(header))
     if args.markdown:
@@ -66,7 +66,7 @@ def main() -> None:
     t0 = time.perf_counter()
     run = run_tracking(params, flat, {**EIGHT, 'controller': 'fl'}, model='single_track')
     wall = time.perf_counter() - t0
-    print(f'\n3. one figure-eight run ({run.duration:.1f} s simulated, 1 kHz single track, 50 Hz '
+    print(f'\n3. one lemniscate run ({run.duration:.1f} s simulated, 1 kHz single track, 50 Hz '
           f'FL): {wall:.2f} s wall, real-time factor {run.duration / wall:.0f}x')
 
 

@@ -17,14 +17,35 @@ __all__ = ['add_fit_arguments', 'fit_command', 'fit_main', 'protocol_command', '
            'replay_command']
 
 
+FIT_EPILOG = '''\
+try it without a car (about two minutes): the engine driving a different car stands in for the
+real one, and the fit should recover that car's steering trim, tyres, yaw inertia and latency:
+  rcsim protocol --out runs/protocol
+  for s in runs/protocol/*.yaml; do rcsim run --world flat_track --scenario "$s" --no-plots \\
+    --params rc_sim_calibration/config/example_different_car.yaml \\
+    --out "runs/bags/$(basename "$s" .yaml)"; done
+  rcsim fit --bag runs/bags/* --out runs/calibrated.yaml --report runs/report
+then read runs/report/summary.md and compare runs/calibrated.yaml with the example car.
+
+with a real car: record one bag per scenario of `rcsim protocol` (see its PROTOCOL.md) and give
+them to --bag (every third one is held out for validation unless --validate is given).'''
+
+
 # --------------------------------------------------------------------------- arguments
 def _common_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--params', metavar='YAML', action='append', default=[],
                    help='vehicle override YAML(s) merged over vehicle.yaml (the base / nominal '
                    'parameters; repeatable)')
+    p.add_argument('--recording', metavar='YAML', default=None,
+                   help='recording description: what each topic means (roles, kinds, pose '
+                   'offset, deadman; docs/recordings.md; rcsim inspect proposes one)')
     p.add_argument('--topic', metavar='ROLE=/NAME', action='append', default=[],
-                   help='map a topic role (steering, wheel_speed, cmd_vel, ackermann, odom, imu, '
-                   'joint_states) to another topic name; repeatable')
+                   help='shorthand for a recording description: map a role (steering, '
+                   'wheel_speed = commanded wheel speed [rad/s], cmd_vel, ackermann, odom, imu, '
+                   'joint_states, pose, drive, command, enable) to a topic; repeatable')
+    p.add_argument('--skip-corrupt', action='store_true',
+                   help='read past corrupt or undecodable messages with a warning (default: '
+                   'they are an error)')
     p.add_argument('--cmd-vel-mode', default=None,
                    choices=('curvature', 'radius', 'steering_angle', 'yaw_rate'),
                    help='mapper mode the real car used for /cmd_vel (default: fit YAML, '
@@ -74,7 +95,8 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     """Add ``fit``, ``replay`` and ``protocol`` to the ``rcsim`` parser."""
     p = subparsers.add_parser('fit', help='fit vehicle parameters to real-car bags',
-                              description=fit_command.__doc__)
+                              description=fit_command.__doc__, epilog=FIT_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(p)
     p.set_defaults(func=fit_command)
 
@@ -156,6 +178,15 @@ def _mapper_items(items: Sequence[str]) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
+def _recording(args: argparse.Namespace) -> Any:
+    """The --recording description (validated before any bag is read), or None."""
+    if args.recording is None:
+        return None
+    from rc_sim_description.recording import load_recording
+
+    return load_recording(args.recording)
+
+
 def _base_params(args: argparse.Namespace) -> Any:
     from rc_sim_description.params import load_vehicle_params
 
@@ -199,8 +230,14 @@ def fit_command(args: argparse.Namespace) -> int:
 
     resolve_free(settings, base)  # name and bound errors before reading any bag
     bags, held = _split(_flatten(args.bag), _flatten(args.validate), args.no_split)
-    train = [load_dataset(b, base, settings.data, args.topic) for b in bags]
-    validate = [load_dataset(b, base, settings.data, args.topic) for b in held]
+    recording = _recording(args)
+    train = [load_dataset(b, base, settings.data, args.topic, recording=recording,
+                          skip_corrupt=args.skip_corrupt) for b in bags]
+    validate = [load_dataset(b, base, settings.data, args.topic, recording=recording,
+                             skip_corrupt=args.skip_corrupt) for b in held]
+    for ds in [*train, *validate]:
+        if ds.fit_supported:
+            raise CalibrationError(ds.fit_supported)
     if not validate:
         print('note: no validation bags (give --validate BAG or >= 3 training bags)',
               file=sys.stderr)
@@ -233,7 +270,12 @@ def replay_command(args: argparse.Namespace) -> int:
     out = check_output_path(args.out, force=args.force)
     settings = _settings(args)
     params = _base_params(args)
-    ds = load_dataset(args.bag, params, settings.data, args.topic)
+    ds = load_dataset(args.bag, params, settings.data, args.topic, recording=_recording(args),
+                      skip_corrupt=args.skip_corrupt)
+    if ds.fit_supported:
+        from rc_sim_calibration.errors import CalibrationError
+
+        raise CalibrationError(ds.fit_supported)
     pred = open_loop(params, ds, settings)
     metrics = replay_metrics(params, ds, settings)
     write_prediction_csv(pred, out)
@@ -260,7 +302,8 @@ def fit_main(argv: Sequence[str] | None = None) -> int:
     """Console script ``fit`` (``ros2 run rc_sim_calibration fit --bag real.db3``)."""
     from rc_sim_description.cli_support import OneLineErrorParser, run_cli
 
-    parser = OneLineErrorParser(prog='fit', description=fit_command.__doc__)
+    parser = OneLineErrorParser(prog='fit', description=fit_command.__doc__, epilog=FIT_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     add_fit_arguments(parser)
     args = parser.parse_args(argv)
     return run_cli(lambda: fit_command(args))

@@ -76,6 +76,7 @@ def write_synthetic_bag(path: str | os.PathLike[str], seq: CommandSequence, trut
                         noise: NoiseModel | None = None, *, rest: float = 1.0,
                         storage: str = 'sqlite3') -> Path:
     """Write a noisy bag of ``seq`` driven by the hidden parameters ``truth``; returns its path."""
+    from rc_sim_description.bags.writer import BagWriter
     from rc_sim_engine import bagio
 
     nz = noise or NoiseModel()
@@ -119,7 +120,7 @@ def write_synthetic_bag(path: str | os.PathLike[str], seq: CommandSequence, trut
                                              [w_js[i], w_js[i]])))
     events.sort(key=lambda e: e[0])
     out = Path(path)
-    with bagio.BagWriter(out, storage=storage) as bag:
+    with BagWriter(out, storage=storage) as bag:
         for t_ns, topic, msgtype, msg in events:
             bag.write(topic, msgtype, t_ns, msg)
     return out

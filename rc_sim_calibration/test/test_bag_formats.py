@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rc_sim_calibration.dataset import load_dataset, read_bag
+from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine import bagio
 
@@ -31,7 +32,7 @@ def _messages():
 
 
 def _write_rosbag2(path, storage):
-    with bagio.BagWriter(path, storage=storage) as bag:
+    with BagWriter(path, storage=storage) as bag:
         for t, topic, msgtype, msg in _messages():
             bag.write(topic, msgtype, t, msg)
     return path

@@ -3,6 +3,7 @@
 import pytest
 
 from rc_sim_calibration.cli import fit_main
+from rc_sim_description.bags.writer import BagWriter
 from rc_sim_engine import bagio
 from rc_sim_engine.cli import main as rcsim
 
@@ -12,7 +13,7 @@ T0 = 1_700_000_000 * 1_000_000_000
 def _bag(path, *, moving=True, topics=('cmd', 'odom')):
     """A small hand-written bag: 3 s of commands and odometry (standing still if not moving)."""
     v = 1.0 if moving else 0.0
-    with bagio.BagWriter(path) as bag:
+    with BagWriter(path) as bag:
         for i in range(300):
             t = T0 + i * 10_000_000
             s = i * 0.01
@@ -72,7 +73,7 @@ def test_garbage_db3(capsys, tmp_path):
 
 
 def test_empty_bag(capsys, tmp_path):
-    with bagio.BagWriter(tmp_path / 'empty'):
+    with BagWriter(tmp_path / 'empty'):
         pass
     msg = _run(capsys, tmp_path, ['--bag', str(tmp_path / 'empty')])
     assert 'no messages' in msg or 'empty' in msg

@@ -14,8 +14,8 @@ import yaml
 from rc_sim_calibration.dataset import load_dataset
 from rc_sim_calibration.replay import replay_metrics
 from rc_sim_calibration.settings import load_fit_settings
+from rc_sim_description.bags import open_bag, read_topic
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.bagio import open_bag, read_topic
 from rc_sim_engine.cli import main as rcsim
 
 from .conftest import HIDDEN

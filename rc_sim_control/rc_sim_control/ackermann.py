@@ -1,6 +1,7 @@
 """Command mapping ``/cmd_vel`` -> (front steering angle, rear wheel speed) and Ackermann geometry.
 
-Seed 000 §IV (equations 1-4), kinematic bicycle, reference point on the rear axle (base_link):
+Kinematic bicycle (R. Rajamani, *Vehicle Dynamics and Control*, ch. 2) with Ackermann steering,
+reference point on the rear axle (base_link):
 
 * (1) ``delta = atan(L * kappa)`` or ``delta = atan(L / R)``
 * (2) ``yaw_rate = v * tan(delta) / L``
@@ -204,7 +205,7 @@ class MappedCommands:
 
 
 def map_twist(linear_x: ArrayLike, angular_z: ArrayLike, config: MapperConfig) -> MappedCommands:
-    """Map (v [m/s], angular_z) to steering angle and rear wheel speed: seed eqs. (1)-(3).
+    """Map (v [m/s], angular_z) to steering angle and rear wheel speed: eqs. (1)-(3).
 
     Pure and vectorized (any broadcastable shapes); no rate limit and no state. See the module
     docstring for the meaning of ``angular_z`` per mode and the degenerate cases.
@@ -255,7 +256,7 @@ def map_twist(linear_x: ArrayLike, angular_z: ArrayLike, config: MapperConfig) -
 
 def ackermann_split(steering_angle: ArrayLike, wheelbase: float,
                     track_width: float) -> tuple[FloatArray, FloatArray]:
-    """Left and right front wheel angles [rad] of the bicycle angle delta: seed eq. (4).
+    """Left and right front wheel angles [rad] of the bicycle angle delta: eq. (4).
 
     With the signed radius R = L / tan(delta) (+ = left turn), ``delta_left = atan(L / (R - W/2))``
     and ``delta_right = atan(L / (R + W/2))``: in a left turn the left wheel is the inner one, in a
@@ -278,7 +279,7 @@ def rear_wheel_speeds(wheel_speed: ArrayLike, steering_angle: ArrayLike, wheelba
 
     Mechanical differential (default): both get omega (the joint controllers share the command).
     Electronic differential: ``omega_{l,r} = omega (1 -+ W / (2 R)) = omega (1 -+ W tan(delta) /
-    (2 L))`` (each wheel rolls on its own circle around the instantaneous centre; beyond seed 000).
+    (2 L))`` (each wheel rolls on its own circle around the instantaneous centre).
     """
     omega = np.asarray(wheel_speed, dtype=np.float64)
     if not electronic_differential:

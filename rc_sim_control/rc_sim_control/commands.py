@@ -4,9 +4,14 @@ A :class:`CommandSequence` is a zero-order-hold command signal: sample ``k`` hol
 ``t[k + 1]`` and the last sample holds forever. ``angular_z`` is read in the sequence's ``mode``
 (:data:`~rc_sim_control.ackermann.MAPPER_MODES`), exactly like ``/cmd_vel`` by the mapper, so the
 embedded engine (``rcsim run --scenario file.yaml``) and the real car
-(``rear_wheel_speed_publisher``) play the same files. Manoeuvres follow the test protocol of seed
-000 §VII (line, circle, figure eight, steps up to the limits) and take every limit from
-vehicle.yaml.
+(``rear_wheel_speed_publisher``) play the same files. The manoeuvres are the usual vehicle test
+set (straight line, steady-state circles, two tangent circles, steering and speed steps up to the
+limits, slalom, steering chirp) and take every limit from vehicle.yaml.
+
+Absurd values are refused with a one-line error giving the limit: times beyond
+:data:`MAX_SEQUENCE_TIME`, speeds beyond :data:`MAX_COMMAND_SPEED`, ``angular_z`` beyond
+:data:`MAX_ANGULAR_Z` of its mode, generated sequences of more than
+:data:`MAX_SEQUENCE_SAMPLES` samples, and manoeuvre arguments that would need them.
 
 File format (YAML mapping; ``t`` [s] strictly increasing, same length lists)::
 
@@ -36,12 +41,21 @@ from rc_sim_control.ackermann import MAPPER_MODES
 from rc_sim_description.atomic import atomic_write_text
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
-from rc_sim_description.yamlio import read_yaml
+from rc_sim_description.plausibility import MAX_TOP_SPEED
+from rc_sim_description.yamlio import number_hint, read_yaml
 
 __all__ = [
     'MANOEUVRES',
+    'MANOEUVRE_ALIASES',
+    'MAX_ANGULAR_Z',
+    'MAX_COMMAND_SPEED',
+    'MAX_LAPS',
+    'MAX_RATE_HZ',
+    'MAX_SEQUENCE_SAMPLES',
+    'MAX_SEQUENCE_TIME',
     'CommandSequence',
     'SequencePlayer',
+    'canonical_manoeuvre',
     'chirp',
     'concatenate',
     'constant',
@@ -58,6 +72,22 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 _KEYS = ('name', 'description', 'mode', 't', 'linear_x', 'angular_z')
+
+#: Largest |t| [s] of a command sequence (11.6 days; a real test drive lasts minutes).
+MAX_SEQUENCE_TIME = 1e6
+#: Most samples of a generated sequence (40 MB per array; 27 h at 50 Hz).
+MAX_SEQUENCE_SAMPLES = 5_000_000
+#: Largest |linear_x| [m/s]: the top speed limit of vehicle.yaml.
+MAX_COMMAND_SPEED = MAX_TOP_SPEED
+#: Largest |angular_z| per mode: a steering angle beyond +-pi/2 rad, a yaw rate beyond
+#: 1000 rad/s, a curvature beyond 1000 1/m (a 1 mm radius) or a radius beyond 1e6 m is no
+#: command of a car (radius 0 means straight ahead, as in the mapper).
+MAX_ANGULAR_Z: dict[str, float] = {'steering_angle': math.pi / 2, 'yaw_rate': 1000.0,
+                                   'curvature': 1000.0, 'radius': 1e6}
+#: Highest sample rate [Hz] of a generated sequence.
+MAX_RATE_HZ = 10_000.0
+#: Most laps of a circle manoeuvre.
+MAX_LAPS = 10_000.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +122,15 @@ class CommandSequence:
                 raise ConfigError(f'{src}: {key}[{bad[0]}]: must be finite, got {bad_value!r}')
             a.flags.writeable = False
             arrays[key] = a
+        for key, limit, unit in (('t', MAX_SEQUENCE_TIME, ' s'),
+                                 ('linear_x', MAX_COMMAND_SPEED, ' m/s'),
+                                 ('angular_z', MAX_ANGULAR_Z[self.mode], '')):
+            big = np.flatnonzero(np.abs(arrays[key]) > limit)
+            if big.size:
+                bad_value = float(arrays[key][big[0]])
+                what = f' in mode {self.mode}' if key == 'angular_z' else ''
+                raise ConfigError(f'{src}: {key}[{big[0]}]: |{bad_value!r}| exceeds {limit:g}'
+                                  f'{unit}{what}')
         n = arrays['t'].size
         for key in ('linear_x', 'angular_z'):
             if arrays[key].size != n:
@@ -123,9 +162,13 @@ def time_grid(duration: float, rate_hz: float, start: float = 0.0) -> FloatArray
     """Uniform times ``start + k / rate_hz`` for k = 0..round(duration * rate_hz) [s]."""
     if not (math.isfinite(duration) and duration >= 0):
         raise ConfigError(f'duration: must be finite and >= 0, got {duration!r}')
-    if not (math.isfinite(rate_hz) and rate_hz > 0):
-        raise ConfigError(f'rate_hz: must be finite and > 0, got {rate_hz!r}')
+    if not (math.isfinite(rate_hz) and 0 < rate_hz <= MAX_RATE_HZ):
+        raise ConfigError(f'rate_hz: must be in (0, {MAX_RATE_HZ:g}] Hz, got {rate_hz!r}')
     n = round(duration * rate_hz)
+    if n + 1 > MAX_SEQUENCE_SAMPLES:
+        raise ConfigError(f'duration: {duration:g} s at {rate_hz:g} Hz needs {n + 1:,} samples, '
+                          f'more than {MAX_SEQUENCE_SAMPLES:,} (a sequence of at most '
+                          f'{(MAX_SEQUENCE_SAMPLES - 1) / rate_hz:.4g} s)')
     return start + np.arange(n + 1, dtype=np.float64) / rate_hz
 
 
@@ -269,8 +312,8 @@ def _circle(sign: float) -> Callable[[_Limits, FloatArray, dict[str, Any]],
     return build
 
 
-def _figure_eight(lim: _Limits, t: FloatArray,
-                  kw: dict[str, Any]) -> tuple[FloatArray, FloatArray]:
+def _two_circles(lim: _Limits, t: FloatArray,
+                 kw: dict[str, Any]) -> tuple[FloatArray, FloatArray]:
     speed, radius = lim.speed(kw['speed']), lim.radius(kw['radius'])
     delta = math.atan(lim.L / radius)
     v = _speed_profile(t, speed, kw['ramp_time'], kw['duration'])
@@ -329,9 +372,10 @@ MANOEUVRES: dict[str, tuple[_Builder, dict[str, Any], str]] = {
     'circle_right': (_circle(-1.0), {'speed': 1.0, 'radius': None, 'laps': 2.0, 'duration': None,
                                      'ramp_time': 1.0},
                      'constant right turn of `radius` (default 2 R_min) at `speed` for `laps`'),
-    'figure_eight': (_figure_eight, {'speed': 1.0, 'radius': None, 'laps': 1.0,
-                                     'duration': None, 'ramp_time': 1.0},
-                     'left lobe then right lobe of `radius` (default 2 R_min), `laps` eights'),
+    'two_circles': (_two_circles, {'speed': 1.0, 'radius': None, 'laps': 1.0,
+                                   'duration': None, 'ramp_time': 1.0},
+                    'figure eight of two tangent circles: a left circle then a right circle of '
+                    '`radius` (default 2 R_min), `laps` times'),
     'steering_steps': (_steering_steps, {'speed': 1.0, 'levels': (0.25, 0.5, 0.75, 1.0),
                                          'step_duration': 2.0, 'duration': None,
                                          'ramp_time': 1.0},
@@ -348,9 +392,22 @@ MANOEUVRES: dict[str, tuple[_Builder, dict[str, Any], str]] = {
 }
 
 
+#: Old manoeuvre names that still work: old name -> new name (the CLIs print a deprecation note).
+MANOEUVRE_ALIASES: dict[str, str] = {'figure_eight': 'two_circles'}
+
+
+def canonical_manoeuvre(name: str) -> tuple[str, str | None]:
+    """(current name, deprecation note or None) of a manoeuvre name that may be an old alias."""
+    new = MANOEUVRE_ALIASES.get(name)
+    if new is None:
+        return name, None
+    return new, (f'manoeuvre {name!r} is now called {new!r} (two tangent circles); the old name '
+                 'still works but will be removed')
+
+
 def _default_duration(name: str, kw: dict[str, Any]) -> float:
-    if name in ('circle_left', 'circle_right', 'figure_eight'):
-        lobes = 2.0 if name == 'figure_eight' else 1.0
+    if name in ('circle_left', 'circle_right', 'two_circles'):
+        lobes = 2.0 if name == 'two_circles' else 1.0
         travel = lobes * kw['laps'] * 2 * math.pi * kw['radius'] / max(abs(kw['speed']), 1e-9)
         return travel + kw['ramp_time']  # the two half ramps cover about one ramp of travel
     if name == 'steering_steps':
@@ -373,8 +430,11 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     ``levels=(1.0,)`` reaches max_steering_angle or the maximum speed. ``mode`` is
     ``steering_angle`` (angular_z = delta [rad]) or ``yaw_rate`` (angular_z = v tan(delta) / L,
     which the yaw-rate mapper maps back to the same delta while |v| is above its standstill
-    threshold). Every sequence ends at rest.
+    threshold). Every sequence ends at rest. Old names (:data:`MANOEUVRE_ALIASES`) still work
+    and name the sequence as called.
     """
+    called = name
+    name, _ = canonical_manoeuvre(name)
     if name not in MANOEUVRES:
         hint = difflib.get_close_matches(name, list(MANOEUVRES), n=1)
         extra = f' (did you mean {hint[0]!r}?)' if hint else ''
@@ -382,6 +442,9 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
     if mode not in ('steering_angle', 'yaw_rate'):
         raise ConfigError(f'manoeuvre {name}: mode: must be steering_angle or yaw_rate, '
                           f'got {mode!r}')
+    if not (_finite_number(rate_hz) and 0 < rate_hz <= MAX_RATE_HZ):
+        raise ConfigError(f'manoeuvre {name}: rate_hz: must be in (0, {MAX_RATE_HZ:g}] Hz, '
+                          f'got {rate_hz!r}')
     builder, defaults, description = MANOEUVRES[name]
     unknown = set(kwargs) - set(defaults)
     if unknown:
@@ -389,8 +452,8 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
                           f'(known: {", ".join(defaults)})')
     kw = {**defaults, **kwargs}
     for key, value in kw.items():
-        if key in ('levels', 'reverse') or value is None:
-            continue
+        if key in ('levels', 'reverse') or (value is None and defaults[key] is None):
+            continue  # None: computed from the others (radius, duration)
         if not _finite_number(value):
             raise ConfigError(f'manoeuvre {name}: {key}: must be a finite number, got {value!r}')
         if key in ('duration', 'step_duration', 'laps', 'radius', 'frequency', 'f_start',
@@ -398,7 +461,15 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
             raise ConfigError(f'manoeuvre {name}: {key}: must be > 0, got {value!r}')
         if key == 'ramp_time' and value < 0:
             raise ConfigError(f'manoeuvre {name}: ramp_time: must be >= 0, got {value!r}')
-    if 'levels' in kw and (isinstance(kw['levels'], (str, bytes)) or not kw['levels'] or
+        if key in ('duration', 'step_duration', 'ramp_time') and value > MAX_SEQUENCE_TIME:
+            raise ConfigError(f'manoeuvre {name}: {key}: must be <= {MAX_SEQUENCE_TIME:g} s, '
+                              f'got {value!r}')
+        if key == 'laps' and value > MAX_LAPS:
+            raise ConfigError(f'manoeuvre {name}: laps: must be <= {MAX_LAPS:g}, got {value!r}')
+        if key in ('frequency', 'f_start', 'f_end') and value > 0.5 * rate_hz:
+            raise ConfigError(f'manoeuvre {name}: {key}: must be at most half the sample rate '
+                              f'({0.5 * rate_hz:g} Hz), got {value!r}')
+    if 'levels' in kw and (not isinstance(kw['levels'], (list, tuple)) or not kw['levels'] or
                            not all(_finite_number(f) for f in kw['levels'])):
         raise ConfigError(f'manoeuvre {name}: levels: must be a non-empty list of numbers in '
                           f'[0, 1], got {kw["levels"]!r}')
@@ -406,20 +477,32 @@ def manoeuvre(name: str, params: VehicleParams, *, mode: str = 'steering_angle',
         raise ConfigError(f'manoeuvre {name}: reverse: must be true or false')
     if 'radius' in kw and kw['radius'] is None:
         kw['radius'] = 2.0 * params.min_turning_radius
-    if kw.get('speed') == 0 and name in ('circle_left', 'circle_right', 'figure_eight'):
+    lim = _Limits(params, name)
+    if 'speed' in kw:  # before the durations that depend on it
+        lim.speed(kw['speed'])
+    if 'radius' in kw:
+        lim.radius(kw['radius'])
+    if kw.get('speed') == 0 and name in ('circle_left', 'circle_right', 'two_circles'):
         raise ConfigError(f'manoeuvre {name}: speed: must not be 0')
     if kw['duration'] is None:
-        kw['duration'] = _default_duration(name, kw)
+        default = _default_duration(name, kw)
+        kw['duration'] = default
+        if default > MAX_SEQUENCE_TIME:
+            raise ConfigError(f'manoeuvre {name}: lasts {default:.4g} s with these '
+                              f'arguments, more than {MAX_SEQUENCE_TIME:g} s (fewer laps or '
+                              'levels, a smaller radius or a higher speed)')
     if 'ramp_time' in kw and 2 * kw['ramp_time'] > kw['duration']:
         raise ConfigError(f'manoeuvre {name}: ramp_time: twice it ({2 * kw["ramp_time"]} s) '
                           f'exceeds the duration ({kw["duration"]:.3g} s)')
-    t = time_grid(kw['duration'], rate_hz)
-    lim = _Limits(params, name)
+    try:
+        t = time_grid(kw['duration'], rate_hz)
+    except ConfigError as exc:
+        raise ConfigError(f'manoeuvre {name}: {exc}') from None
     v, delta = builder(lim, t, kw)
     v[-1] = 0.0  # end at rest
     angular_z = v * np.tan(delta) / lim.L if mode == 'yaw_rate' else delta
     shown = ', '.join(f'{key}={value!r}' for key, value in kw.items())
-    return CommandSequence(t, v, angular_z, mode, name, f'{description} ({shown})')
+    return CommandSequence(t, v, angular_z, mode, called, f'{description} ({shown})')
 
 
 # --------------------------------------------------------------------------- files
@@ -440,6 +523,9 @@ def save_sequence(seq: CommandSequence, path: str | os.PathLike[str]) -> None:
 
 def sequence_from_mapping(data: Mapping[str, Any], source: str) -> CommandSequence:
     """Validate a parsed scenario mapping (one-line :class:`ConfigError` naming source and key)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f'{source}: top level must be a mapping with keys {", ".join(_KEYS)}, '
+                          f'got {type(data).__name__}')
     for key in data:
         if key not in _KEYS:
             hint = difflib.get_close_matches(str(key), _KEYS, n=1)
@@ -459,7 +545,8 @@ def sequence_from_mapping(data: Mapping[str, Any], source: str) -> CommandSequen
                               f'got {type(values).__name__}')
         for i, x in enumerate(values):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise ConfigError(f'{source}: {key}[{i}]: must be a number, got {x!r}')
+                raise ConfigError(f'{source}: {key}[{i}]: must be a number, got {x!r}'
+                                  f'{number_hint(x)}')
         arrays[key] = np.asarray(values, dtype=np.float64)
     return CommandSequence(arrays['t'], arrays['linear_x'], arrays['angular_z'], data['mode'],
                            data.get('name', '') or '', data.get('description', '') or '',

@@ -1,7 +1,7 @@
-"""Tracking metrics of seed 002 ch. 6: centre-of-mass error, RMSE and ISE.
+"""Tracking metrics: centre-of-mass error, RMSE and ISE.
 
 e(t) = q(t) - q_ref(t) with q the centre-of-mass position (the heading is not scored: under
-feedback linearisation it is not controlled directly, seed 002 §6.0.1).
+feedback linearisation it is not controlled directly).
 RMSE = sqrt(mean_t e^T e); ISE = integral e^T e dt (trapezoidal rule on the sample times).
 """
 
@@ -96,7 +96,7 @@ class TrackingMetrics:
 
 def compute_metrics(t: npt.ArrayLike, ex: npt.ArrayLike, ey: npt.ArrayLike,
                     t_start: float | None = None) -> TrackingMetrics:
-    """Seed 002 §6.0.1 metrics of the error samples at or after ``t_start`` (all when None)."""
+    """RMSE/ISE metrics of the error samples at or after ``t_start`` (all when None)."""
     tt, exa, eya = (np.asarray(a, dtype=float) for a in (t, ex, ey))
     if t_start is not None:
         keep = tt >= t_start

@@ -31,7 +31,7 @@ from rc_sim_control.odometry import (
 from rc_sim_control.teleop import TeleopLimits
 from rc_sim_description.errors import ConfigError, RcSimError
 from rc_sim_description.launch_args import launch_bool
-from rc_sim_description.params import VehicleParams, load_vehicle_params
+from rc_sim_description.params import VehicleParams, load_vehicle_params, param_range
 
 __all__ = [
     'CONTROL_LAUNCH_ARGUMENTS',
@@ -128,25 +128,24 @@ VEHICLE_FILE_SPEC = ParamSpec(
 
 
 def _geometry(p: VehicleParams, *names: str) -> list[ParamSpec]:
+    """Specs of vehicle keys: default from vehicle.yaml, range from its valid range."""
     g = p.geometry
     table = {
-        'wheelbase': ParamSpec('wheelbase', g.wheelbase, 'L: front to rear axle [m].',
-                               1e-3, 10.0),
-        'track_width': ParamSpec('track_width', g.track_width,
-                                 'W: distance between left and right wheel centres [m].',
-                                 1e-3, 10.0),
-        'wheel_radius': ParamSpec('wheel_radius', g.wheel_radius, 'r: wheel radius [m].',
-                                  1e-3, 2.0),
-        'max_steering_angle': ParamSpec(
-            'max_steering_angle', p.steering.max_steering_angle,
-            'Mechanical limit of the bicycle steering angle |delta| [rad].', 1e-3, 1.57),
-        'max_steering_rate': ParamSpec(
-            'max_steering_rate', p.steering.max_steering_rate,
-            'Steering slew-rate limit |d delta/dt| [rad/s].', 1e-3, 1000.0),
-        'max_wheel_speed': ParamSpec('max_wheel_speed', p.drive.max_wheel_speed,
-                                     'Rear wheel speed limit |omega| [rad/s].', 1e-3, 1e4),
+        'wheelbase': (g.wheelbase, 'L: front to rear axle [m].'),
+        'track_width': (g.track_width, 'W: distance between left and right wheel centres [m].'),
+        'wheel_radius': (g.wheel_radius, 'r: wheel radius [m].'),
+        'max_steering_angle': (p.steering.max_steering_angle,
+                               'Mechanical limit of the bicycle steering angle |delta| [rad].'),
+        'max_steering_rate': (p.steering.max_steering_rate,
+                              'Steering slew-rate limit |d delta/dt| [rad/s].'),
+        'max_wheel_speed': (p.drive.max_wheel_speed, 'Rear wheel speed limit |omega| [rad/s].'),
     }
-    return [table[n] for n in names]
+    specs = []
+    for name in names:
+        default, doc = table[name]
+        valid = param_range(name)  # inclusive here; open ends are refused by the config classes
+        specs.append(ParamSpec(name, default, doc, valid.lo, valid.hi))
+    return specs
 
 
 _RATE = (1e-2, 1000.0)
@@ -178,7 +177,15 @@ def mapper_config(values: Mapping[str, Any]) -> MapperConfig:
     keys = ('wheelbase', 'track_width', 'wheel_radius', 'max_steering_angle',
             'max_steering_rate', 'max_wheel_speed', 'mode', 'standstill_speed',
             'command_timeout')
-    return MapperConfig(**{k: values[k] for k in keys})
+    return _full_lock_checked(MapperConfig(**{k: values[k] for k in keys}))
+
+
+def _full_lock_checked(config: MapperConfig) -> MapperConfig:
+    """The vehicle.yaml rule: full lock turns wider than half the track."""
+    if not config.min_turning_radius > 0.5 * config.track_width:
+        raise ConfigError(f'max_steering_angle: full lock turns tighter (R = '
+                          f'{config.min_turning_radius:.4g} m) than half the track width')
+    return config
 
 
 # --------------------------------------------------------------------------- bridge
@@ -198,11 +205,12 @@ def bridge_specs(p: VehicleParams) -> list[ParamSpec]:
 
 def bridge_config(values: Mapping[str, Any]) -> MapperConfig:
     """Geometry/limits of the bridge as a MapperConfig (rate and mode are unused there)."""
-    return MapperConfig(wheelbase=values['wheelbase'], track_width=values['track_width'],
-                        wheel_radius=1.0, max_steering_angle=values['max_steering_angle'],
-                        max_steering_rate=math.inf, max_wheel_speed=values['max_wheel_speed'],
-                        mode='steering_angle', command_timeout=values['command_timeout'],
-                        electronic_differential=values['electronic_differential'])
+    return _full_lock_checked(MapperConfig(
+        wheelbase=values['wheelbase'], track_width=values['track_width'], wheel_radius=1.0,
+        max_steering_angle=values['max_steering_angle'], max_steering_rate=math.inf,
+        max_wheel_speed=values['max_wheel_speed'], mode='steering_angle',
+        command_timeout=values['command_timeout'],
+        electronic_differential=values['electronic_differential']))
 
 
 # --------------------------------------------------------------------------- publisher
@@ -230,7 +238,7 @@ def odometry_specs(p: VehicleParams) -> list[ParamSpec]:
     """Parameters of ``wheel_odometry``."""
     return [
         VEHICLE_FILE_SPEC,
-        ParamSpec('model', 'differential', 'differential: rear wheel encoders only (seed 001); '
+        ParamSpec('model', 'differential', 'differential: rear wheel encoders only; '
                   'bicycle: mean rear wheel + steering hinge angles.', choices=ODOMETRY_MODELS),
         *_geometry(p, 'wheelbase', 'track_width', 'wheel_radius'),
         ParamSpec('distance_noise', DEFAULT_DISTANCE_NOISE,

@@ -2,8 +2,8 @@
 
 Two increment models, both with the rear-axle centre as reference point (REP 103, yaw CCW):
 
-* **differential** (seed 001 applied to the rear wheels, track W, radius r): wheel travel
-  ``ds_l = r dtheta_l``, ``ds_r = r dtheta_r``; ``ds = (ds_l + ds_r) / 2``,
+* **differential** (differential-drive odometry of the rear wheels, track W, radius r): wheel
+  travel ``ds_l = r dtheta_l``, ``ds_r = r dtheta_r``; ``ds = (ds_l + ds_r) / 2``,
   ``dpsi = (ds_r - ds_l) / W``.
 * **bicycle** (rear wheel travel + steering angle, wheelbase L): ``ds = r dtheta_rear``,
   ``dpsi = ds tan(delta) / L`` (delta held over the step).
@@ -14,8 +14,8 @@ whose chord has length ``ds sinc(dpsi / 2)`` and direction ``psi + dpsi / 2``::
     x += ds S cos(psi + dpsi/2),  y += ds S sin(psi + dpsi/2),  psi += dpsi,
     S = sin(dpsi/2) / (dpsi/2)
 
-exact for any step length (seed 001 uses the Euler form ``x += ds cos psi``, which is only the
-first order of this). Vectorized: psi is a cumulative sum, positions are cumulative chord sums.
+exact for any step length (the usual Euler form ``x += ds cos psi`` is only the first order of
+this). Vectorized: psi is a cumulative sum, positions are cumulative chord sums.
 
 Noise model (covariance growth, documented assumption): independent zero-mean errors per step,
 growing with the distance rolled (Siegwart & Nourbakhsh, *Introduction to Autonomous Mobile
@@ -25,7 +25,7 @@ covariance follows ``P_{k+1} = F_k P_k F_k^T + G_k Q_k G_k^T`` with the exact-ar
 ``F_k = [[1, 0, -dy_k], [0, 1, dx_k], [0, 0, 1]]`` and ``G_k = d(x, y, psi)/d(ds, dpsi)``. Because
 the F_k compose additively (``F_{n-1}...F_m = F(p_n - p_m)``), the whole covariance history has a
 closed form in prefix sums, which :func:`integrate_arcs` evaluates without a loop; the streaming
-:class:`StreamingOdometry` runs the recursion step by step. Slip is not modelled (seed 001).
+:class:`StreamingOdometry` runs the recursion step by step. Slip is not modelled.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def odometry_config_problem(values: dict[str, object]) -> str | None:
 # --------------------------------------------------------------------------- increments
 def differential_increments(d_angle_left: npt.ArrayLike, d_angle_right: npt.ArrayLike,
                             config: OdometryConfig) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(ds [m], dpsi [rad], Q (..., 2, 2)) of rear-wheel rotations [rad] (seed 001).
+    """(ds [m], dpsi [rad], Q (..., 2, 2)) of rear-wheel rotations [rad] (differential model).
 
     Q is the covariance of (ds, dpsi) from ``var(ds_i) = k^2 |ds_i|`` per wheel.
     """
@@ -258,7 +258,7 @@ def _times(t: npt.ArrayLike, n_needed: int | None = None) -> FloatArray:
 def differential_odometry(t: npt.ArrayLike, left_wheel_speed: npt.ArrayLike,
                           right_wheel_speed: npt.ArrayLike, config: OdometryConfig, *,
                           x0: float = 0.0, y0: float = 0.0, yaw0: float = 0.0) -> OdometryTrack:
-    """Seed-001 odometry from rear wheel speeds [rad/s] sampled at ``t`` [s] (held over each step).
+    """Differential odometry from rear wheel speeds [rad/s] sampled at ``t`` [s] (held per step).
 
     Exact along arcs: one full circle at constant wheel speeds closes to rounding error.
     """

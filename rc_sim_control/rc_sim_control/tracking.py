@@ -1,11 +1,14 @@
 """Trajectory-tracking controllers: (reference, measured pose) -> (rear-axle speed, steering).
 
-* :class:`FeedbackLinearization`: seed 002 §5.2.4 + §5.3.1. A point P at ``point_distance``
+* :class:`FeedbackLinearization` (input/output linearisation of a point ahead of the axle; B.
+  Siciliano et al., *Robotics: Modelling, Planning and Control*, Springer 2009, ch. 11). A point
+  P at ``point_distance``
   ahead of the centre of mass (epsilon = lr + PL ahead of the rear axle) is driven by two PIDs with
   feed-forward, v_P = dP_ref/dt + Kp e + Ki int(e) + Kd d(-P)/dt, then the kinematic bicycle is
   inverted exactly: v = v_Px cos(th) + v_Py sin(th), th_dot = (v_Py cos(th) - v_Px sin(th)) / eps,
   delta = atan(L th_dot / v).
-* :class:`Kanayama`: seed 004 eq. 10 (Kanayama et al. 1991): v = v_r cos(th_e) + kx x_e,
+* :class:`Kanayama` (Y. Kanayama et al., "A stable tracking control method for an autonomous
+  mobile robot", IEEE ICRA 1990): v = v_r cos(th_e) + kx x_e,
   w = w_r + v_r (ky y_e + kth sin(th_e)), delta = atan(L w / v) (exact for the 2WS bicycle).
 * :class:`PurePursuit`: the geometric baseline (Coulter 1992): curvature 2 sin(alpha) / l_d to a
   look-ahead point on the reference, speed v_r + kx x_e to keep the timing.
@@ -31,6 +34,10 @@ from rc_sim_description.params import VehicleParams
 
 __all__ = [
     'CONTROLLER_NAMES',
+    'GRAVITY',
+    'MAX_PATH_POSES',
+    'MAX_TRACKER_VALUE',
+    'MAX_TRACKING_DURATION',
     'SHAPE_KEYS',
     'TRACKER_DEFAULTS',
     'FLGains',
@@ -48,6 +55,7 @@ __all__ = [
     'gains_problem',
     'make_controller',
     'rear_axle_reference',
+    'reference_limits',
     'tracker_values_problem',
     'trajectory_from_values',
     'twist_from_command',
@@ -105,7 +113,7 @@ class TrackingLimits:
 
 def twist_from_command(command: TrackingCommand, wheelbase: float,
                        mode: str = 'steering_angle') -> tuple[float, float]:
-    """(linear.x, angular.z) of ``/cmd_vel`` for the mapper ``mode`` (inverse of seed 000 eq. 1-2).
+    """(linear.x, angular.z) of ``/cmd_vel`` for the mapper ``mode`` (inverse of the mapper).
 
     curvature: tan(delta) / L; radius: L / tan(delta) (0 = straight, the mapper's convention);
     steering_angle: delta; yaw_rate: v tan(delta) / L.
@@ -148,7 +156,7 @@ def _g(default: float, rule: str = '>=0') -> Any:
 
 @dataclass(frozen=True)
 class FLGains:
-    """Feedback-linearisation PID (seed 002 §5.3.4 default: P only, Kp = 5, feed-forward on).
+    """Feedback-linearisation PID (default: P only, Kp = 5, feed-forward on).
 
     kp [1/s], ki [1/s^2], kd [-], point_distance PL [m] (P ahead of the centre of mass),
     integral_limit [m s] (anti-windup clamp of each integrator), derivative_filter [s] (first-order
@@ -174,7 +182,8 @@ class FLGains:
 class KanayamaGains:
     """Kanayama gains kx [1/s], ky [1/m^2], ktheta [1/m] (critically damped: ktheta = 2 sqrt(ky)).
 
-    The seed's Cycab values (kx = 10, ky = 1.118, kth = 2.5) are for a 2.5 m car; these suit 1:10.
+    Gains tuned for a 2.5 m car (kx = 10, ky = 1.118, kth = 2.5) are too soft for a 1:10 car;
+    these suit it.
     """
 
     NAME: ClassVar[str] = 'kanayama'
@@ -278,7 +287,8 @@ def rear_axle_reference(r: TrajectorySample, cg_to_rear_axle: float
 
 
 class FeedbackLinearization(TrackingController):
-    """Seed 002: PID + feed-forward on a point P, exact inverse of the kinematic bicycle."""
+    """PID + feed-forward on a point P ahead of the centre of mass, exact inverse of the
+    kinematic bicycle."""
 
     name = 'fl'
 
@@ -297,8 +307,8 @@ class FeedbackLinearization(TrackingController):
                     trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(P_ref - P, P, dP_ref/dt) with P_ref = c_ref + PL u(yaw_ref), yaw_ref = heading - beta.
 
-        The seed shifts the reference with the measured yaw, which leaves a PL yaw_rate / Kp bias;
-        with the reference body yaw (:func:`rear_axle_reference`) the feed-forward is exact in
+        Shifting the reference with the measured yaw would leave a PL yaw_rate / Kp bias; with the
+        reference body yaw (:func:`rear_axle_reference`) the feed-forward is exact in
         steady turns.
         """
         g = self.gains
@@ -338,7 +348,7 @@ class FeedbackLinearization(TrackingController):
 
 
 class Kanayama(TrackingController):
-    """Seed 004 eq. 10 on the rear axle (a unicycle) with the rear-axle reference."""
+    """Kanayama's law on the rear axle (a unicycle) with the rear-axle reference."""
 
     name = 'kanayama'
 
@@ -398,14 +408,75 @@ def make_controller(name: str, params: VehicleParams, **gains: Any) -> TrackingC
     return _CONTROLLERS[name](TrackingLimits.from_vehicle(params), GAINS[name](**gains))
 
 
+# --------------------------------------------------------------------------- limits
+GRAVITY = 9.81  # [m/s^2]
+#: Share of the car's steering (curvature) limit a reference may use: the rest is left to the
+#: feedback that corrects tracking errors.
+CURVATURE_MARGIN = 0.8
+#: Keys of the tracker parameters that scale each shape (curvature ~ 1 / size).
+SIZE_KEYS = {'lemniscate': 'amplitude', 'circle': 'radius', 'cycloid': 'cycloid_radius'}
+
+
+@dataclass(frozen=True)
+class ReferenceLimits:
+    """Peaks of a reference over a run against what the car can do.
+
+    ``curvature`` [1/m] of the centre-of-mass path against ``car_curvature`` = 1 / the centre of
+    mass's smallest turning radius sqrt(R_min^2 + lr^2) (R_min of the rear axle, from
+    max_steering_angle); ``speed`` [m/s] against ``max_speed``; ``lateral_acceleration`` v^2 k
+    [m/s^2] against the friction limit mu g (mu = the lateral friction coefficient ``mu2``).
+    """
+
+    speed: float
+    curvature: float
+    lateral_acceleration: float
+    max_speed: float
+    car_curvature: float
+    friction_limit: float
+
+    def problems(self, size_key: str | None = None, size: float | None = None) -> list[str]:
+        """One line per exceeded limit (empty when the car can follow the reference)."""
+        out = []
+        if self.curvature > self.car_curvature:
+            hint = ''
+            if size_key is not None and size is not None:
+                need = size * self.curvature / (CURVATURE_MARGIN * self.car_curvature)
+                hint = f'; --set {size_key}={math.ceil(need * 10) / 10:g} fits'
+            out.append(f'the reference curvature reaches {self.curvature:.2f} 1/m, beyond the '
+                       f"car's {self.car_curvature:.2f} 1/m: steering saturates{hint}")
+        if self.speed > self.max_speed:
+            out.append(f"the reference speed reaches {self.speed:.2f} m/s, beyond the car's "
+                       f'max_speed {self.max_speed:.2f} m/s')
+        if self.lateral_acceleration > self.friction_limit:
+            out.append(f'the reference needs {self.lateral_acceleration:.1f} m/s^2 of lateral '
+                       f"acceleration, beyond the tyres' mu g = {self.friction_limit:.1f} m/s^2")
+        return out
+
+
+def reference_limits(trajectory: Trajectory, duration: float,
+                     params: VehicleParams, n: int = 4001) -> ReferenceLimits:
+    """:class:`ReferenceLimits` of ``trajectory`` over [0, duration] for the car ``params``."""
+    s = trajectory.sample(np.linspace(0.0, duration, n))
+    speed = s.speed
+    curvature = np.abs(s.curvature)
+    lr = params.geometry.cg_to_rear_axle
+    return ReferenceLimits(
+        speed=float(np.max(speed)), curvature=float(np.max(curvature)),
+        lateral_acceleration=float(np.max(speed ** 2 * curvature)),
+        max_speed=params.max_speed,
+        car_curvature=1.0 / math.hypot(params.min_turning_radius, lr),
+        friction_limit=params.friction.mu2 * GRAVITY)
+
+
 # --------------------------------------------------------------------------- node / CLI core
-#: Parameters of the ``trajectory_tracker`` node (seed 002 §5.3.2, names made explicit).
+#: Parameters of the ``trajectory_tracker`` node and of ``rcsim track --set``.
 #: Gains of every controller share one flat namespace (kx and min_speed are common).
 TRACKER_DEFAULTS: dict[str, Any] = {
-    'trajectory_type': 'figure_eight',  # line|parabola|circle|figure_eight|cycloid|waypoints
+    'trajectory_type': 'lemniscate',  # line|parabola|circle|lemniscate|cycloid|waypoints
     'a_coeff': 1.0, 'b_coeff': 0.0,  # line direction/speed (a, b) [m/s]
-    'focal_length': 0.5,  # parabola a [m/s] (seed: focal length)
-    'radius': 2.0, 'amplitude': 3.0, 'angular_speed': 0.45,  # circle r [m], eight a [m], w [rad/s]
+    'focal_length': 0.5,  # parabola a [m/s] (its focal length after 1 s)
+    'radius': 2.0, 'amplitude': 4.5,  # circle r [m], lemniscate a [m]
+    'angular_speed': 0.3,  # circle and lemniscate w [rad/s]
     'cycloid_radius': 1.0, 'cycloid_distance': 0.3, 'cycloid_angular_speed': 0.8,
     'waypoints_file': '', 'waypoints_speed': 1.0, 'waypoints_closed': False,
     'duration': 0.0,  # [s]; 0: one period (or the default length) of the trajectory
@@ -414,6 +485,12 @@ TRACKER_DEFAULTS: dict[str, Any] = {
     **asdict(KanayamaGains()),
     **asdict(PurePursuitGains()),
 }
+#: Longest run [s] of the tracker (``duration``; the default length of a trajectory is shorter).
+MAX_TRACKING_DURATION = 1e6
+#: Largest magnitude of any numeric tracker parameter (gains and shape parameters).
+MAX_TRACKER_VALUE = 1e6
+#: Most poses of the published reference path.
+MAX_PATH_POSES = 100_000
 #: Keys that change the trajectory (not allowed while a run is active).
 SHAPE_KEYS = frozenset({'trajectory_type', 'a_coeff', 'b_coeff', 'focal_length', 'radius',
                         'amplitude', 'angular_speed', 'cycloid_radius', 'cycloid_distance',
@@ -425,15 +502,15 @@ def trajectory_from_values(values: Mapping[str, Any]) -> Trajectory:
     """The (unplaced) trajectory described by tracker parameter ``values``."""
     from rc_sim_control import trajectories as tr
 
-    kind = values['trajectory_type']
+    kind, _ = tr.canonical_trajectory(values['trajectory_type'])
     if kind == 'line':
         return tr.Line(values['a_coeff'], values['b_coeff'])
     if kind == 'parabola':
         return tr.Parabola(values['focal_length'])
     if kind == 'circle':
         return tr.Circle(values['radius'], values['angular_speed'])
-    if kind == 'figure_eight':
-        return tr.FigureEight(values['amplitude'], values['angular_speed'])
+    if kind == 'lemniscate':
+        return tr.Lemniscate(values['amplitude'], values['angular_speed'])
     if kind == 'cycloid':
         return tr.CurtateCycloid(values['cycloid_radius'], values['cycloid_distance'],
                                  values['cycloid_angular_speed'])
@@ -458,9 +535,17 @@ def tracker_values_problem(values: Mapping[str, Any]) -> str | None:
     unknown = sorted(set(values) - set(TRACKER_DEFAULTS))
     if unknown:
         return f'unknown tracker parameter(s) {", ".join(unknown)}'
+    for key, value in values.items():  # every number, used now or after a later switch
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not (math.isfinite(value) and abs(value) <= MAX_TRACKER_VALUE):
+            return (f'{key!r}: must be a finite number of magnitude <= {MAX_TRACKER_VALUE:g}, '
+                    f'got {value!r}')
     try:
-        if not float(values['duration']) >= 0.0:
-            return f"'duration': must be >= 0, got {values['duration']!r}"
+        duration = float(values['duration'])
+        if not 0.0 <= duration <= MAX_TRACKING_DURATION:
+            return (f"'duration': must be in [0, {MAX_TRACKING_DURATION:g}] s (0: one period), "
+                    f"got {values['duration']!r}")
         trajectory_from_values(values)
         problem = gains_problem(values['controller'], _gains_of(values))
     except ConfigError as exc:
@@ -484,7 +569,7 @@ class TrackerStep:
 class TrackerSession:
     """ROS-free core of the ``trajectory_tracker`` node and of ``rcsim track``.
 
-    Holds the validated parameter values, the ``active`` switch (seed 002 §5.3.3) and the run: on
+    Holds the validated parameter values, the ``active`` switch and the run: on
     :meth:`activate` the trajectory is placed so that it starts at the car's centre of mass with
     the car's heading, and time restarts at zero. Gains may change live; the shape only while
     inactive.
@@ -564,10 +649,11 @@ class TrackerSession:
         return TrackerStep(cmd, ref, ex, ey, finished)
 
     def reference_path(self, spacing: float = 0.05) -> tuple[np.ndarray, ...]:
-        """(t [s since activation], x, y, yaw) of the active run, about ``spacing`` [s] apart."""
+        """(t [s since activation], x, y, yaw) of the active run, about ``spacing`` [s] apart
+        (wider for very long runs: at most :data:`MAX_PATH_POSES` poses)."""
         if self.trajectory is None:
             raise ConfigError('no active trajectory')
-        n = max(int(self.duration / spacing) + 1, 2)
+        n = min(max(int(self.duration / spacing) + 1, 2), MAX_PATH_POSES)
         t = np.linspace(0.0, self.duration, n)
         s = self.trajectory.sample(t)
         return t, s.x, s.y, s.heading

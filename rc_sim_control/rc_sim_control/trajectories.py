@@ -1,14 +1,19 @@
 """Reference trajectories: positions, velocities and accelerations as functions of time.
 
-The five shapes of seed 002 (§5.3.1, trajectory generator): line, parabola, circle, figure eight
-and curtate cycloid, all starting at the origin at t = 0. Constant-speed traversal of a path (lines
-and arcs, or a cubic spline through CSV waypoints) with an optional lateral offset: the quintic
-lane shift of seed 004 (§I.3, eq. 11-13). The open-loop parallel-parking steering/speed profile of
-seed 004 (§I.5, eq. 15-19).
+Five analytic shapes: line, parabola, circle, lemniscate of Gerono (a figure eight) and
+curtate cycloid, all starting at the origin at t = 0. Constant-speed traversal of a path (lines and
+arcs, or a cubic spline through CSV waypoints) with an optional lateral offset: a quintic
+(minimum-jerk) lane shift (W. Nelson, "Continuous-curvature paths for autonomous vehicles", IEEE
+ICRA 1989). The
+open-loop parallel-parking steering/speed profile of I. E. Paromtchik and C. Laugier ("Autonomous
+parallel parking of a nonholonomic vehicle", IEEE Intelligent Vehicles Symposium 1996).
 
-Every trajectory describes the reference of the vehicle centre of mass in the ``odom`` frame (seed
-002 scores the centre-of-mass error). All functions are vectorized over the time array; parameters
-are validated at construction with a one-line :class:`ConfigError` naming the parameter.
+Every trajectory describes the reference of the vehicle centre of mass in the ``odom`` frame (the
+trackers score the centre-of-mass error). All functions are vectorized over the time array;
+parameters are validated at construction with a one-line :class:`ConfigError` naming the parameter;
+absurd sizes and speeds are refused (:data:`MAX_TRAJECTORY_SIZE`, :data:`MAX_TRAJECTORY_SPEED`,
+:data:`MAX_ANGULAR_SPEED`, :data:`MAX_PATH_LENGTH`, :data:`MAX_WAYPOINTS`), so that sampling,
+projecting and plotting a trajectory stays within bounded memory.
 """
 
 from __future__ import annotations
@@ -26,13 +31,22 @@ import numpy as np
 import numpy.typing as npt
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.plausibility import MAX_TOP_SPEED
 
 __all__ = [
+    'MAX_ANGULAR_SPEED',
+    'MAX_PATH_LENGTH',
+    'MAX_TRAJECTORY_SIZE',
+    'MAX_TRAJECTORY_SPEED',
+    'MAX_WAYPOINTS',
+    'MAX_WAYPOINT_BYTES',
+    'TRAJECTORY_ALIASES',
     'TRAJECTORY_NAMES',
     'Circle',
     'CurtateCycloid',
     'FigureEight',
     'LaneShift',
+    'Lemniscate',
     'Line',
     'Parabola',
     'ParkingProfile',
@@ -44,6 +58,7 @@ __all__ = [
     'TimedWaypoints',
     'Trajectory',
     'TrajectorySample',
+    'canonical_trajectory',
     'lane_shift_max_curvature',
     'load_waypoints',
     'make_trajectory',
@@ -55,7 +70,18 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-LANE_SHIFT_K = 1.17  # seed 004 eq. 12 empirical constant (pi^2 k / 2 ~ 10/sqrt(3), see below)
+LANE_SHIFT_K = 1.17  # empirical constant of the shortest shift (pi^2 k / 2 ~ 10/sqrt(3), below)
+#: Largest length parameter and placement [m] (radius, amplitude, offsets, segments): 10 km.
+MAX_TRAJECTORY_SIZE = 1e4
+#: Largest speed [m/s] of a reference (the vehicle top speed limit).
+MAX_TRAJECTORY_SPEED = MAX_TOP_SPEED
+#: Largest angular speed [rad/s] of the analytic shapes.
+MAX_ANGULAR_SPEED = 1000.0
+#: Longest path [m] (projection and curvature sampling take length / 1 cm points).
+MAX_PATH_LENGTH = 1e4
+#: Most rows of a waypoint CSV, and its largest size in bytes.
+MAX_WAYPOINTS = 10_000
+MAX_WAYPOINT_BYTES = 8 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -67,6 +93,15 @@ def _finite(name: str, value: float) -> float:
                           f'got {value!r}') from None
     if not math.isfinite(v):
         raise ConfigError(f'trajectory parameter {name!r}: must be finite, got {value!r}')
+    return v
+
+
+def _at_most(name: str, value: float, limit: float, unit: str) -> float:
+    """``value`` if |value| <= limit, else a one-line error giving the limit."""
+    v = _finite(name, value)
+    if abs(v) > limit:
+        raise ConfigError(f'trajectory parameter {name!r}: magnitude must be <= {limit:g}{unit}, '
+                          f'got {value!r}')
     return v
 
 
@@ -166,10 +201,10 @@ def _sample(t: FloatArray, x: Any, y: Any, vx: Any, vy: Any, ax: Any, ay: Any) -
     return TrajectorySample(t, full(x), full(y), full(vx), full(vy), full(ax), full(ay))
 
 
-# --------------------------------------------------------------------------- the seed-002 shapes
+# --------------------------------------------------------------------------- analytic shapes
 @dataclass(frozen=True)
 class Line(Trajectory):
-    """x = a t, y = b t: a line along (a, b) at speed sqrt(a^2 + b^2) (seed 002 §5.3.1)."""
+    """x = a t, y = b t: a line along (a, b) at speed sqrt(a^2 + b^2)."""
 
     a: float = 1.0
     b: float = 0.0
@@ -180,6 +215,7 @@ class Line(Trajectory):
         _finite('b', self.b)
         if self.a == 0.0 and self.b == 0.0:
             raise ConfigError("trajectory parameters 'a', 'b': direction (a, b) must be non-zero")
+        _at_most('a, b (speed)', math.hypot(self.a, self.b), MAX_TRAJECTORY_SPEED, ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -191,13 +227,14 @@ class Line(Trajectory):
 
 @dataclass(frozen=True)
 class Parabola(Trajectory):
-    """x = 2 a t, y = a t^2 (the parabola y = x^2 / (4 a), focal length a) (seed 002 §5.3.1)."""
+    """x = 2 a t, y = a t^2 (the parabola y = x^2 / (4 a), focal length a)."""
 
     a: float = 0.5
     name: str = field(default='parabola', init=False)
 
     def __post_init__(self) -> None:
         _nonzero('a', self.a)
+        _at_most('a', self.a, MAX_TRAJECTORY_SPEED / 2, ' m/s')  # initial speed 2 a
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -214,18 +251,21 @@ class Parabola(Trajectory):
 
 @dataclass(frozen=True)
 class Circle(Trajectory):
-    """x = r cos(w t - pi/2), y = r sin(w t - pi/2) + r: starts at the origin (seed 002 §5.3.1).
+    """x = r cos(w t - pi/2), y = r sin(w t - pi/2) + r: starts at the origin.
 
     ``angular_speed`` < 0 turns clockwise.
     """
 
     radius: float = 2.0
-    angular_speed: float = 0.45
+    angular_speed: float = 0.3
     name: str = field(default='circle', init=False)
 
     def __post_init__(self) -> None:
-        _positive('radius', self.radius)
-        _nonzero('angular_speed', self.angular_speed)
+        _at_most('radius', _positive('radius', self.radius), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('angular_speed', _nonzero('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('radius * angular_speed (speed)', self.radius * self.angular_speed,
+                 MAX_TRAJECTORY_SPEED, ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -242,16 +282,24 @@ class Circle(Trajectory):
 
 
 @dataclass(frozen=True)
-class FigureEight(Trajectory):
-    """x = a sin(w t), y = a sin(w t) cos(w t) (seed 002 §5.3.1), peak speed sqrt(2) a w."""
+class Lemniscate(Trajectory):
+    """Lemniscate of Gerono (a figure eight): x = a sin(w t), y = a sin(w t) cos(w t).
 
-    amplitude: float = 3.0
-    angular_speed: float = 0.45
-    name: str = field(default='figure_eight', init=False)
+    Peak speed sqrt(2) a w at the crossing; the tightest curvature, 4.79 / a [1/m], lies between
+    the crossing and the lobe tips (1 / a at the tips). The defaults (a = 4.5 m, w = 0.3 rad/s:
+    1.06 1/m, 1.9 m/s, 0.85 m/s^2 lateral) stay inside the default car's limits with a margin.
+    """
+
+    amplitude: float = 4.5
+    angular_speed: float = 0.3
+    name: str = field(default='lemniscate', init=False)
 
     def __post_init__(self) -> None:
-        _positive('amplitude', self.amplitude)
-        _nonzero('angular_speed', self.angular_speed)
+        _at_most('amplitude', _positive('amplitude', self.amplitude), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('angular_speed', _nonzero('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('amplitude * angular_speed (peak speed / sqrt(2))',
+                 self.amplitude * self.angular_speed, MAX_TRAJECTORY_SPEED / math.sqrt(2), ' m/s')
 
     def sample(self, t: npt.ArrayLike) -> TrajectorySample:
         tt = _as_time(t)
@@ -272,11 +320,11 @@ class FigureEight(Trajectory):
 
 @dataclass(frozen=True)
 class CurtateCycloid(Trajectory):
-    """x = r wt - d sin(wt), y = d - d cos(wt), d < r (seed 002 §5.3.1 with time scale w).
+    """x = r wt - d sin(wt), y = d - d cos(wt), d < r: a wheel of radius r rolling at w.
 
-    The seed's ``t`` is the rolling angle; ``angular_speed`` w [rad/s] maps it to time (seed: 1).
-    Tightest curvature d / (r - d)^2 at the cusps (seed example r = 0.5, d = 0.25: 4 1/m, beyond a
-    1:10 car's steering; the defaults give 0.61 1/m).
+    ``angular_speed`` w [rad/s] maps the rolling angle to time. Tightest curvature d / (r - d)^2
+    at the cusps (r = 0.5, d = 0.25 would give 4 1/m, beyond a 1:10 car's steering; the defaults
+    give 0.61 1/m).
     """
 
     radius: float = 1.0
@@ -285,9 +333,13 @@ class CurtateCycloid(Trajectory):
     name: str = field(default='cycloid', init=False)
 
     def __post_init__(self) -> None:
-        _positive('radius', self.radius)
+        _at_most('radius', _positive('radius', self.radius), MAX_TRAJECTORY_SIZE, ' m')
         _positive('distance', self.distance)
-        _positive('angular_speed', self.angular_speed)
+        _at_most('angular_speed', _positive('angular_speed', self.angular_speed),
+                 MAX_ANGULAR_SPEED, ' rad/s')
+        _at_most('(radius + distance) * angular_speed (peak speed)',
+                 (self.radius + self.distance) * self.angular_speed, MAX_TRAJECTORY_SPEED,
+                 ' m/s')
         if not self.distance < self.radius:
             raise ConfigError(f"trajectory parameter 'distance': must be < radius ({self.radius}) "
                               f'for a curtate cycloid, got {self.distance}')
@@ -322,8 +374,9 @@ class Placed(Trajectory):
     yaw: float = 0.0
 
     def __post_init__(self) -> None:
-        for key in ('x', 'y', 'yaw'):
-            _finite(key, getattr(self, key))
+        for key in ('x', 'y'):
+            _at_most(key, getattr(self, key), MAX_TRAJECTORY_SIZE, ' m')
+        _finite('yaw', self.yaw)
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -401,7 +454,8 @@ class SegmentPath(_Path):
 
     def __post_init__(self) -> None:
         starts = []
-        x, y = _finite('x0', self.x0), _finite('y0', self.y0)
+        x = _at_most('x0', self.x0, MAX_TRAJECTORY_SIZE, ' m')
+        y = _at_most('y0', self.y0, MAX_TRAJECTORY_SIZE, ' m')
         yaw, s = _finite('yaw0', self.yaw0), 0.0
         if not self.segments:
             raise ConfigError('path: needs at least one segment')
@@ -409,10 +463,12 @@ class SegmentPath(_Path):
             starts.append((s, x, y, yaw))
             kind = seg[0]
             if kind == 'line' and len(seg) == 2:
-                ln = _positive(f'segments[{i}].length', seg[1])
+                ln = _at_most(f'segments[{i}].length', _positive(f'segments[{i}].length', seg[1]),
+                              MAX_PATH_LENGTH, ' m')
                 x, y, s = x + ln * math.cos(yaw), y + ln * math.sin(yaw), s + ln
             elif kind == 'arc' and len(seg) == 3:
-                r = _positive(f'segments[{i}].radius', seg[1])
+                r = _at_most(f'segments[{i}].radius', _positive(f'segments[{i}].radius', seg[1]),
+                             MAX_TRAJECTORY_SIZE, ' m')
                 ang = _nonzero(f'segments[{i}].angle', seg[2])
                 sign = math.copysign(1.0, ang)
                 cx, cy = x - sign * r * math.sin(yaw), y + sign * r * math.cos(yaw)
@@ -422,6 +478,8 @@ class SegmentPath(_Path):
             else:
                 raise ConfigError(f'path: segments[{i}] must be (line, length) or '
                                   f'(arc, radius, angle), got {seg!r}')
+            if s > MAX_PATH_LENGTH:
+                raise ConfigError(f'path: longer than {MAX_PATH_LENGTH:g} m at segments[{i}]')
         object.__setattr__(self, '_starts', tuple(starts))
         object.__setattr__(self, 'length', s)
 
@@ -473,6 +531,12 @@ class SplinePath(_Path):
             raise ConfigError('path: needs at least 2 waypoints with x and y')
         if not (np.all(np.isfinite(xw)) and np.all(np.isfinite(yw))):
             raise ConfigError('path: waypoints must be finite')
+        if xw.size > MAX_WAYPOINTS:
+            raise ConfigError(f'path: {xw.size} waypoints, more than {MAX_WAYPOINTS}')
+        far = max(float(np.max(np.abs(xw))), float(np.max(np.abs(yw))))
+        if far > MAX_TRAJECTORY_SIZE:
+            raise ConfigError(f'path: waypoint coordinates must be within '
+                              f'+-{MAX_TRAJECTORY_SIZE:g} m, got {far:g}')
         if self.closed and math.hypot(xw[-1] - xw[0], yw[-1] - yw[0]) > 1e-9:
             xw, yw = np.append(xw, xw[0]), np.append(yw, yw[0])
         chord = np.hypot(np.diff(xw), np.diff(yw))
@@ -482,6 +546,8 @@ class SplinePath(_Path):
         if xw.size < 4 and not self.closed:
             bc = 'natural'
         u = np.concatenate([[0.0], np.cumsum(chord)])
+        if u[-1] > MAX_PATH_LENGTH:
+            raise ConfigError(f'path: {u[-1]:.4g} m long, more than {MAX_PATH_LENGTH:g} m')
         sx, sy = CubicSpline(u, xw, bc_type=bc), CubicSpline(u, yw, bc_type=bc)
         # Arc-length re-parametrisation: dense samples, exact-enough cumulative length, refit.
         dense = np.linspace(0.0, u[-1], 200 * (xw.size - 1) + 1)
@@ -515,7 +581,7 @@ def max_path_curvature(path: _Path, step: float = 0.01) -> float:
 # --------------------------------------------------------------------------- quintic lane shift
 def quintic_shift(s: npt.ArrayLike, d_r: float, s_t: float) -> tuple[FloatArray, FloatArray,
                                                                     FloatArray]:
-    """Seed 004 eq. 11: d(s) = d_r (10 u^3 - 15 u^4 + 6 u^5), u = s / S_T clipped to [0, 1].
+    """Quintic lane shift d(s) = d_r (10 u^3 - 15 u^4 + 6 u^5), u = s / S_T clipped to [0, 1].
 
     Returns d [m], d' = dd/ds [-], d'' [1/m]; d' and d'' vanish at both ends (C2 joins).
     """
@@ -528,7 +594,7 @@ def quintic_shift(s: npt.ArrayLike, d_r: float, s_t: float) -> tuple[FloatArray,
 
 def lane_shift_max_curvature(max_steering_angle: float, wheelbase: float,
                              max_lateral_acceleration: float, speed: float) -> float:
-    """Seed 004 eq. 13: C_max = min(tan(delta_max) / L, gamma_max / v^2) [1/m]."""
+    """Largest usable curvature C_max = min(tan(delta_max) / L, gamma_max / v^2) [1/m]."""
     c_steer = math.tan(max_steering_angle) / wheelbase
     if speed == 0.0:
         return c_steer
@@ -536,11 +602,11 @@ def lane_shift_max_curvature(max_steering_angle: float, wheelbase: float,
 
 
 def min_lane_shift_length(d_r: float, c_max: float, k: float = LANE_SHIFT_K) -> float:
-    """Seed 004 eq. 12 (OCR-garbled there), S_T,min = pi sqrt(k |d_r| / (2 C_max)) [m].
+    """Shortest lane shift S_T,min = pi sqrt(k |d_r| / (2 C_max)) [m] for a curvature limit.
 
-    The peak curvature of the quintic of eq. 11 on a straight is max|d''| = 10/sqrt(3) |d_r|/S_T^2
+    The peak curvature of the quintic shift on a straight is max|d''| = 10/sqrt(3) |d_r|/S_T^2
     (small-slope limit); with k = 1.17, pi^2 k / 2 = 5.774 ~ 10/sqrt(3) = 5.774, so the shift of
-    length S_T,min just reaches C_max. This reading is the only dimensionally consistent one.
+    length S_T,min just reaches C_max.
     """
     if not c_max > 0:
         raise ConfigError(f'lane shift: maximum curvature must be > 0, got {c_max}')
@@ -561,13 +627,13 @@ class LaneShift:
     s_t_back: float | None = None
 
     def __post_init__(self) -> None:
-        _finite('s_start', self.s_start)
-        _nonzero('d_r', self.d_r)
-        _positive('s_t', self.s_t)
-        if _finite('s_hold', self.s_hold) < 0:
+        _at_most('s_start', self.s_start, MAX_PATH_LENGTH, ' m')
+        _at_most('d_r', _nonzero('d_r', self.d_r), MAX_TRAJECTORY_SIZE, ' m')
+        _at_most('s_t', _positive('s_t', self.s_t), MAX_PATH_LENGTH, ' m')
+        if _at_most('s_hold', self.s_hold, MAX_PATH_LENGTH, ' m') < 0:
             raise ConfigError(f"lane shift parameter 's_hold': must be >= 0, got {self.s_hold}")
         if self.s_t_back is not None:
-            _positive('s_t_back', self.s_t_back)
+            _at_most('s_t_back', _positive('s_t_back', self.s_t_back), MAX_PATH_LENGTH, ' m')
 
     @property
     def s_end(self) -> float:
@@ -601,8 +667,8 @@ class PathTrajectory(Trajectory):
     name: str = 'path'
 
     def __post_init__(self) -> None:
-        _positive('speed', self.speed)
-        _finite('s_start', self.s_start)
+        _at_most('speed', _positive('speed', self.speed), MAX_TRAJECTORY_SPEED, ' m/s')
+        _at_most('s_start', self.s_start, MAX_PATH_LENGTH, ' m')
 
     def arc_length(self, t: npt.ArrayLike) -> FloatArray:
         """Unwrapped arc length along the base path at time ``t`` [m]."""
@@ -656,6 +722,15 @@ class TimedWaypoints(Trajectory):
         t = np.asarray(self.t_waypoints, float)
         if t.size < 2 or np.any(np.diff(t) <= 0):
             raise ConfigError('waypoints: column t must be strictly increasing with >= 2 rows')
+        if t.size > MAX_WAYPOINTS:
+            raise ConfigError(f'waypoints: {t.size} rows, more than {MAX_WAYPOINTS}')
+        xy = np.concatenate([np.asarray(self.x_waypoints, float),
+                             np.asarray(self.y_waypoints, float)])
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(xy))):
+            raise ConfigError('waypoints: values must be finite')
+        if np.max(np.abs(t)) > 1e6 or np.max(np.abs(xy)) > MAX_TRAJECTORY_SIZE:
+            raise ConfigError(f'waypoints: times must be within +-1e6 s and coordinates within '
+                              f'+-{MAX_TRAJECTORY_SIZE:g} m')
         bc = 'not-a-knot' if t.size >= 4 else 'natural'
         object.__setattr__(self, '_splines', (
             CubicSpline(t, np.asarray(self.x_waypoints, float), bc_type=bc),
@@ -680,8 +755,15 @@ def load_waypoints(path: str | os.PathLike[str], speed: float | None = None,
     """
     p = Path(path)
     try:
+        if p.is_file() and p.stat().st_size > MAX_WAYPOINT_BYTES:
+            raise ConfigError(f'{p}: waypoint file larger than '
+                              f'{MAX_WAYPOINT_BYTES // (1024 * 1024)} MiB')
         with p.open(newline='', encoding='utf-8') as fh:
-            rows = list(csv.DictReader(fh))
+            rows = []
+            for row in csv.DictReader(fh):
+                rows.append(row)
+                if len(rows) > MAX_WAYPOINTS:
+                    raise ConfigError(f'{p}: more than {MAX_WAYPOINTS} waypoints')
     except FileNotFoundError:
         raise ConfigError(f'{p}: waypoint file not found') from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -720,12 +802,13 @@ def load_waypoints(path: str | os.PathLike[str], speed: float | None = None,
 # --------------------------------------------------------------------------- parking profile
 @dataclass(frozen=True)
 class ParkingProfile:
-    """Seed 004 eq. 15-17: open-loop parallel-parking commands over a manoeuvre of duration T.
+    """Open-loop parallel-parking commands over a manoeuvre of duration T (Paromtchik & Laugier).
 
     delta(t) = delta_max k_d A(t), v(t) = v_max k_v B(t) with A = 1 on [0, t'),
     cos(pi (t - t') / T*) on [t', T - t'], -1 after,
     t' = (T - T*) / 2; B(t) = (1 - cos(4 pi t / T)) / 2.
-    ``k_delta`` = +1 steers left first (REP 103; the seed's +1 is right), ``k_v`` = -1 reverses.
+    ``k_delta`` = +1 steers left first (REP 103: positive angles turn left), ``k_v`` = -1
+    reverses.
     """
 
     duration: float
@@ -764,13 +847,12 @@ class ParkingProfile:
 def parking_profile_limits(max_steering: float, max_steering_rate: float, max_speed: float,
                            max_acceleration: float,
                            max_steering_acceleration: float | None = None) -> tuple[float, float]:
-    """Seed 004 eq. 18-19: the shortest (T*, T) the actuator limits allow.
+    """The shortest (T*, T) of :class:`ParkingProfile` the actuator limits allow.
 
     The steering cosine has peak rate pi delta_max / T* and peak acceleration
     pi^2 delta_max / T*^2, so T*_min = pi max(delta_max / rate_max, sqrt(delta_max / accel_max))
-    (eq. 18). The speed profile has peak acceleration 2 pi v_max / T, so
-    T_min = max(2 pi v_max / a_max, T*) (eq. 19 with the exact peak of B instead
-    of the seed's empirical v1(D1)).
+    The speed profile has peak acceleration 2 pi v_max / T, so
+    T_min = max(2 pi v_max / a_max, T*) (the exact peak of B).
     """
     t_star = math.pi * max_steering / max_steering_rate
     if max_steering_acceleration is not None:
@@ -783,14 +865,28 @@ _FACTORIES: Mapping[str, Callable[..., Trajectory]] = {
     'line': Line,
     'parabola': Parabola,
     'circle': Circle,
-    'figure_eight': FigureEight,
+    'lemniscate': Lemniscate,
     'cycloid': CurtateCycloid,
 }
 TRAJECTORY_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+#: Old trajectory names that still work: old name -> new name (the CLIs print a deprecation note).
+TRAJECTORY_ALIASES: dict[str, str] = {'figure_eight': 'lemniscate'}
+#: Former name of :class:`Lemniscate`.
+FigureEight = Lemniscate
+
+
+def canonical_trajectory(name: str) -> tuple[str, str | None]:
+    """(current name, deprecation note or None) of a trajectory name that may be an old alias."""
+    new = TRAJECTORY_ALIASES.get(name)
+    if new is None:
+        return name, None
+    return new, (f'trajectory {name!r} is now called {new!r} (lemniscate of Gerono); the old '
+                 'name still works but will be removed')
 
 
 def make_trajectory(name: str, **parameters: float) -> Trajectory:
-    """A seed-002 trajectory by name with validated keyword parameters (defaults otherwise)."""
+    """An analytic trajectory by name (or old alias) with validated keyword parameters."""
+    name, _ = canonical_trajectory(name)
     if name not in _FACTORIES:
         raise ConfigError(f'unknown trajectory {name!r} (known: {", ".join(TRAJECTORY_NAMES)})')
     try:

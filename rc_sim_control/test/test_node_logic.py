@@ -80,13 +80,15 @@ def test_vehicle_defaults_come_from_vehicle_yaml() -> None:
 
 @pytest.mark.parametrize(('changes', 'reason'), [
     ({'mode': 'fast'}, r'mode: must be one of curvature, radius'),
-    ({'wheelbase': -0.1}, r'wheelbase: must be >= 0.001'),
-    ({'max_steering_angle': 1.5707963}, r'max_steering_angle: must be <= 1.57'),
+    ({'wheelbase': -0.1}, r'wheelbase: must be >= 0.02'),
+    ({'wheelbase': 5.0}, r'wheelbase: must be <= 2'),
+    ({'max_steering_angle': 1.5707963}, r'max_steering_angle: full lock turns tighter'),
+    ({'max_steering_angle': 1.6}, r'max_steering_angle: must be <= 1.5708'),
     ({'publish_rate': 1e5}, r'publish_rate: must be <= 1000'),
     ({'command_timeout': math.nan}, r'command_timeout: must not be NaN'),
     ({'publish_debug': 'yes'}, r'publish_debug: must be bool'),
     ({'use_ackermann_cmd': False}, r'use_ackermann_cmd: read-only'),
-    ({'wheelbase': 5}, None),  # ints are fine for doubles here (rclpy does its own type check)
+    ({'wheelbase': 1}, None),  # ints are fine for doubles here (rclpy does its own type check)
     ({'mode': 'radius', 'standstill_speed': 0.2}, None),
 ])
 def test_mapper_parameter_changes(changes: dict[str, Any], reason: str | None) -> None:
@@ -102,7 +104,7 @@ def test_mapper_parameter_changes(changes: dict[str, Any], reason: str | None) -
 def test_cross_parameter_rules_go_through_the_config() -> None:
     specs = odometry_specs(PARAMS)
     assert validate_changes(specs, defaults(specs), {'wheel_radius': 0.0},
-                            odometry_config) == 'wheel_radius: must be >= 0.001, got 0.0'
+                            odometry_config) == 'wheel_radius: must be >= 0.003, got 0.0'
 
     def build(values: Mapping[str, Any]) -> None:
         odometry_config(values)

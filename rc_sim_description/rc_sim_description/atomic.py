@@ -1,6 +1,11 @@
 """Atomic outputs: write to a temporary name next to the target, rename when complete.
 
-A crash or a user error never leaves a half-written file or bag directory behind.
+A crash, a user error or a signal never leaves a half-written file or bag directory behind:
+while an atomic output is open in the main thread, SIGTERM and SIGHUP raise ``SystemExit(128 +
+signal)`` (SIGINT already raises KeyboardInterrupt), so the cleanup of the temporary runs before
+the process ends. Temporaries are named ``.<name>.<pid>.<random>.tmp``; one left by a process that
+was killed outright (SIGKILL, power loss) is removed by the next output to the same target once
+that process is gone.
 """
 
 from __future__ import annotations
@@ -10,12 +15,77 @@ from contextlib import contextmanager
 import os
 from pathlib import Path
 import shutil
+import signal
 import tempfile
+import threading
+from types import FrameType
 
 from rc_sim_description.errors import OutputError
 
 __all__ = ['atomic_output_dir', 'atomic_output_file', 'atomic_write_text', 'check_output_path',
            'rename_bag_storage']
+
+
+#: Signals that end the process by default and are turned into SystemExit during an output.
+_FATAL_SIGNALS = tuple(getattr(signal, name) for name in ('SIGTERM', 'SIGHUP')
+                       if hasattr(signal, name))
+_depth = 0  # nesting of atomic outputs in the main thread
+
+
+def _raise_exit(signum: int, frame: FrameType | None) -> None:
+    for sig in _FATAL_SIGNALS:  # a second signal must not interrupt the cleanup
+        signal.signal(sig, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _cleanup_on_signals() -> Iterator[None]:
+    """While active (main thread only), SIGTERM/SIGHUP raise SystemExit so ``finally`` blocks
+    run; handlers the program installed itself are left alone."""
+    global _depth
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    if _depth == 0:
+        for sig in _FATAL_SIGNALS:
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, _raise_exit)
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: it exists but belongs to another user
+        return True
+    return True
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove ``.<name>.<pid>.*.tmp`` entries in ``parent`` whose process no longer exists."""
+    prefix = f'.{name}.'
+    try:
+        entries = [p for p in parent.iterdir() if p.name.startswith(prefix)
+                   and p.name.endswith('.tmp')]
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(prefix):].split('.', 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _umask() -> int:
@@ -94,10 +164,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 def atomic_output_file(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; replaces ``path`` on success, else removed."""
     target = Path(path)
-    with _parents_of(target) as parent:
+    with _cleanup_on_signals(), _parents_of(target) as parent:
+        _remove_stale(parent, target.name)
         try:
-            fd, tmp_name = tempfile.mkstemp(prefix=f'.{target.name}.', suffix='.tmp',
-                                            dir=parent)
+            fd, tmp_name = tempfile.mkstemp(prefix=f'.{target.name}.{os.getpid()}.',
+                                            suffix='.tmp', dir=parent)
         except OSError as exc:
             raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
         os.close(fd)
@@ -119,9 +190,11 @@ def atomic_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> I
     error it is deleted, so a partial output directory (e.g. a bag) is never left behind.
     """
     target = check_output_path(path, force=force)
-    with _parents_of(target) as parent:
+    with _cleanup_on_signals(), _parents_of(target) as parent:
+        _remove_stale(parent, target.name)
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.', suffix='.tmp', dir=parent))
+            tmp = Path(tempfile.mkdtemp(prefix=f'.{target.name}.{os.getpid()}.', suffix='.tmp',
+                                        dir=parent))
         except OSError as exc:
             raise OutputError(f'{target}: cannot write ({exc.strerror})') from None
         tmp.rmdir()  # callers such as rosbags' Writer want to create the directory themselves

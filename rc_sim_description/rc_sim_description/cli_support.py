@@ -56,6 +56,17 @@ def is_interactive() -> bool:
 
 def run_cli(main: Callable[[], int]) -> int:
     """Run ``main``; user errors become ``error: <one line>`` on stderr and exit status 2."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        if category.__name__ == 'BagWarning':  # corrupt data read past (--skip-corrupt)
+            print(f'warning: {message}', file=sys.stderr)
+        else:
+            default_show(message, category, filename, lineno, file, line)
+
+    default_show = warnings.showwarning
+    warnings.showwarning = show
     try:
         return main()
     except RcSimError as exc:
@@ -64,6 +75,8 @@ def run_cli(main: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print('error: interrupted', file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = default_show
 
 
 class _Progress:

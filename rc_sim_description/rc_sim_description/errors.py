@@ -11,7 +11,16 @@ __all__ = ['ConfigError', 'OutputError', 'RcSimError', 'VehicleParamsError']
 
 
 class RcSimError(Exception):
-    """Base class for errors caused by user input; the message is one line naming the culprit."""
+    """Base class for errors caused by user input; the message is one line naming the culprit.
+
+    Names taken from user files (an SDF model, a URDF joint, a YAML key) may hold line breaks;
+    ``str()`` shows each break as ``\\n`` so the message stays one line whatever it quotes.
+    """
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        lines = text.splitlines()
+        return '\\n'.join(lines) if len(lines) > 1 else text.rstrip('\r\n')
 
 
 class VehicleParamsError(RcSimError):

@@ -141,12 +141,9 @@ def _float(name: str, value: str, default: float) -> float:
 
 def _world_name(path: Path) -> str:
     """``<world name=...>`` of an SDF file (the gz world name ``create`` needs)."""
-    import xml.etree.ElementTree as ET
+    from rc_sim_description.xmlio import read_xml_file
 
-    try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise ConfigError(f'world file {str(path)!r}: cannot parse SDF ({exc})') from None
+    root = read_xml_file(path, 'SDF')
     world = root.find('world')
     if world is None or not world.get('name'):
         raise ConfigError(f'world file {str(path)!r}: no <world name=...> element')

@@ -1,9 +1,11 @@
 """Typed, validated vehicle parameters from ``config/vehicle.yaml`` (the one source of truth).
 
 The YAML has one mapping per section (``geometry``, ``mass_properties``, ...); each section maps
-onto a frozen dataclass below. Every field carries its unit, meaning and range check in its
-metadata, so the loader, the documentation (``docs/vehicle_parameters.md``) and the override
-writer share one schema.
+onto a frozen dataclass below. Every field carries its unit, meaning and valid range in its
+metadata (:mod:`rc_sim_description.param_schema`), so the loader, the documentation
+(``docs/vehicle_parameters.md``, ``docs/limits.md``) and the override writer share one schema.
+Values outside the ranges, and combinations that make the physics meaningless (cross-field
+checks of :mod:`rc_sim_description.plausibility`), are refused at load.
 Leaf key names are unique across sections, so a parameter can be named by its leaf alone
 (``wheelbase``, ``steering_gain``) on command lines and in calibration results.
 
@@ -12,18 +14,22 @@ Errors are one line: ``<file>: <section>.<key>: <problem>`` (:class:`VehiclePara
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 import math
 import os
 from pathlib import Path
+import sys
 from typing import Any, TypeVar
 
 import yaml
 
 from rc_sim_description.errors import VehicleParamsError
+from rc_sim_description.param_schema import Range, one_of, unit_vector3
+from rc_sim_description.param_schema import param as _p
 from rc_sim_description.paths import share_path
-from rc_sim_description.yamlio import did_you_mean, read_yaml
+from rc_sim_description.plausibility import check_vehicle
+from rc_sim_description.yamlio import did_you_mean, number_hint, read_yaml
 
 __all__ = [
     'DriveParams',
@@ -40,57 +46,31 @@ __all__ = [
     'dump_override',
     'leaf_keys',
     'load_vehicle_params',
+    'param_range',
     'section_of',
 ]
 
 TYRE_MODELS = ('linear', 'fiala', 'pacejka')
+#: Steering servo models (``steering.servo_model``): the gz JointPositionController PID on the
+#: hinge inertia, a first-order lag, a second-order (natural frequency, damping) response.
+SERVO_MODELS = ('pd_joint', 'first_order', 'second_order')
+#: Rear drive models (``drive.drive_model``): the gz JointController wheel PID, a speed-loop ESC
+#: (first-order wheel-speed lag with acceleration/braking limits), an ESC + DC motor (duty).
+DRIVE_MODELS = ('pd_joint', 'first_order', 'throttle')
 
-Check = Callable[[Any], str | None]
-
-
-# --------------------------------------------------------------------------- field checks
-def _positive(v: float) -> str | None:
-    return None if v > 0 else f'must be > 0, got {v!r}'
-
-
-def _non_negative(v: float) -> str | None:
-    return None if v >= 0 else f'must be >= 0, got {v!r}'
-
-
-def _half_pi_open(v: float) -> str | None:
-    return None if 0 < v < math.pi / 2 else f'must be in (0, pi/2) rad, got {v!r}'
-
-
-def _fov(v: float) -> str | None:
-    return None if 0 < v <= 2 * math.pi else f'must be in (0, 2*pi] rad, got {v!r}'
-
-
-def _probability_like(v: float) -> str | None:
-    return None if 0 <= v <= 10 else f'must be in [0, 10], got {v!r}'
-
-
-def _unit_interval(v: float) -> str | None:
-    return None if -1.0 <= v <= 1.0 else f'must be in [-1, 1], got {v!r}'
-
-
-def _latency(v: float) -> str | None:
-    return None if 0 <= v <= 1.0 else f'must be in [0, 1] s, got {v!r}'
-
-
-def _tyre_model(v: str) -> str | None:
-    return None if v in TYRE_MODELS else f'must be one of {", ".join(TYRE_MODELS)}, got {v!r}'
-
-
-def _unit_vector3(v: tuple[float, ...]) -> str | None:
-    if len(v) != 3:
-        return f'must be a list of 3 numbers, got {len(v)}'
-    norm = math.sqrt(sum(c * c for c in v))
-    return None if abs(norm - 1.0) < 1e-6 else f'must be a unit vector, got norm {norm:.6g}'
-
-
-def _p(unit: str, doc: str, check: Check | None = None, *, nullable: bool = False) -> Any:
-    """Dataclass field with schema metadata (unit, description, range check)."""
-    return field(metadata={'unit': unit, 'doc': doc, 'check': check, 'nullable': nullable})
+# --------------------------------------------------------------------------- valid ranges
+# Generous bounds for any real 1:5 to 1:43 RC car (reasons: docs/limits.md, section "Vehicle and
+# configuration ranges"); R(lo, hi) is closed, the flags open an end.
+R = Range
+_HALF_PI = R(0.0, math.pi / 2, lo_open=True, hi_open=True)
+_GAIN_P = R(0.0, 1e4)  # PID gains and clamps of the gz controllers (N m per unit error)
+_GAIN_I = R(0.0, 1e5)
+_GAIN_D = R(0.0, 100.0)
+_CLAMP = R(0.0, 1e3)
+_TORQUE = R(0.0, 1e3, lo_open=True)
+_MOUNT_XY = R(-2.0, 2.0)
+_MOUNT_Z = R(-1.0, 2.0)
+_YAW = R(-math.pi, math.pi)
 
 
 # --------------------------------------------------------------------------- sections
@@ -98,17 +78,20 @@ def _p(unit: str, doc: str, check: Check | None = None, *, nullable: bool = Fals
 class GeometryParams:
     """Chassis and wheel geometry; base_link is the rear axle centre at axle height (REP 103)."""
 
-    wheelbase: float = _p('m', 'Front to rear axle distance L = lf + lr.', _positive)
-    cg_to_front_axle: float = _p('m', 'lf: centre of mass to front axle (lr = L - lf).', _positive)
-    cg_height: float = _p('m', 'Centre of mass height above the ground.', _positive)
-    track_width: float = _p('m', 'Distance between left and right wheel centres W.', _positive)
-    wheel_radius: float = _p('m', 'Wheel radius r.', _positive)
-    wheel_width: float = _p('m', 'Wheel width.', _positive)
-    chassis_length: float = _p('m', 'Chassis box length (x).', _positive)
-    chassis_width: float = _p('m', 'Chassis box width (y).', _positive)
-    chassis_height: float = _p('m', 'Chassis box height (z).', _positive)
+    wheelbase: float = _p('m', 'Front to rear axle distance L = lf + lr.', R(0.02, 2.0))
+    cg_to_front_axle: float = _p(
+        'm', 'lf: centre of mass to front axle (lr = L - lf); each axle carries at least 5 % '
+        'of the weight: 0.05 L <= lf <= 0.95 L.', R(0.001, 1.9))
+    cg_height: float = _p('m', 'Centre of mass height above the ground.', R(0.001, 1.0))
+    track_width: float = _p('m', 'Distance between left and right wheel centres W.',
+                            R(0.02, 2.0))
+    wheel_radius: float = _p('m', 'Wheel radius r.', R(0.003, 0.5))
+    wheel_width: float = _p('m', 'Wheel width.', R(0.001, 0.5))
+    chassis_length: float = _p('m', 'Chassis box length (x).', R(0.01, 4.0))
+    chassis_width: float = _p('m', 'Chassis box width (y).', R(0.005, 2.0))
+    chassis_height: float = _p('m', 'Chassis box height (z).', R(0.001, 1.0))
     chassis_ground_clearance: float = _p('m', 'Bottom of the chassis box above the ground.',
-                                         _non_negative)
+                                         R(0.0, 0.5))
 
     @property
     def cg_to_rear_axle(self) -> float:
@@ -120,87 +103,170 @@ class GeometryParams:
 class MassParams:
     """Masses and principal inertias about the centre of mass."""
 
-    mass: float = _p('kg', 'Total vehicle mass m.', _positive)
-    yaw_inertia: float = _p('kg m^2', 'Whole-vehicle Izz about the centre of mass.', _positive)
+    mass: float = _p('kg', 'Total vehicle mass m.', R(0.01, 100.0))
+    yaw_inertia: float = _p(
+        'kg m^2', 'Whole-vehicle Izz about the centre of mass; at most m (X^2 + Y^2) with X, Y '
+        'the length and width of the car (wheels or chassis box).', R(1e-7, 50.0))
     roll_inertia: float | None = _p(
         'kg m^2', 'Ixx about the centre of mass; null: chassis box scaled to yaw_inertia.',
-        _positive, nullable=True)
+        R(1e-7, 50.0), nullable=True)
     pitch_inertia: float | None = _p(
         'kg m^2', 'Iyy about the centre of mass; null: chassis box scaled to yaw_inertia.',
-        _positive, nullable=True)
-    wheel_mass: float = _p('kg', 'Mass of one wheel (part of mass).', _positive)
+        R(1e-7, 50.0), nullable=True)
+    wheel_mass: float = _p('kg', 'Mass of one wheel (part of mass).', R(1e-4, 10.0))
     steering_hinge_mass: float = _p('kg', 'Mass of one steering knuckle (part of mass).',
-                                    _positive)
+                                    R(1e-5, 5.0))
 
 
 @dataclass(frozen=True)
 class FrictionParams:
     """Ground contact friction of the wheels (gz/ODE-style mu1, mu2, fdir1)."""
 
-    mu1: float = _p('-', 'Friction coefficient along fdir1.', _probability_like)
-    mu2: float = _p('-', 'Friction coefficient perpendicular to fdir1.', _probability_like)
+    mu1: float = _p('-', 'Friction coefficient along fdir1.', R(0.01, 5.0))
+    mu2: float = _p('-', 'Friction coefficient perpendicular to fdir1.', R(0.01, 5.0))
     fdir1: tuple[float, float, float] = _p('-', 'First friction direction in the wheel frame.',
-                                           _unit_vector3)
+                                           R(-1.0, 1.0), unit_vector3)
 
 
 @dataclass(frozen=True)
 class SteeringParams:
-    """Front steering: limits, trim and the hinge servo (gz JointPositionController) gains."""
+    """Front steering: limits, trim, servo models (gz JointPositionController), command map."""
 
-    max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _half_pi_open)
-    max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', _positive)
+    max_steering_angle: float = _p('rad', 'Mechanical steering limit |delta|.', _HALF_PI)
+    max_steering_rate: float = _p('rad/s', 'Servo slew-rate limit.', R(0.1, 200.0))
     rear_steering_ratio: float = _p(
-        '-', 'k: rear wheels steer k * delta in counter-phase (4WS, seed 004; 0 = front only); '
-        'used by the engine model kinematic_4ws.', _unit_interval)
+        '-', 'k: rear wheels steer k * delta in counter-phase (4WS; 0 = front only); '
+        'used by the engine model kinematic_4ws.', R(-1.0, 1.0))
     steering_gain: float = _p('-', 'Trim: delta = steering_gain * delta_cmd + steering_offset.',
-                              _positive)
-    steering_offset: float = _p('rad', 'Trim offset added to the commanded angle.')
-    servo_p_gain: float = _p('N m/rad', 'Hinge position PID proportional gain.', _non_negative)
-    servo_i_gain: float = _p('N m/(rad s)', 'Hinge position PID integral gain.', _non_negative)
-    servo_d_gain: float = _p('N m s/rad', 'Hinge position PID derivative gain.', _non_negative)
-    servo_i_max: float = _p('N m', 'Hinge PID integrator clamp.', _non_negative)
+                              R(0.1, 10.0))
+    steering_offset: float = _p('rad', 'Trim offset added to the commanded angle; its magnitude '
+                                'stays below max_steering_angle.', R(-0.5, 0.5))
+    servo_p_gain: float = _p('N m/rad', 'Hinge position PID proportional gain; pd_joint needs '
+                             '> 0.', _GAIN_P)
+    servo_i_gain: float = _p('N m/(rad s)', 'Hinge position PID integral gain; pd_joint needs '
+                             'servo_d_gain * servo_p_gain > J_h * servo_i_gain (Routh-Hurwitz).',
+                             _GAIN_I)
+    servo_d_gain: float = _p('N m s/rad', 'Hinge position PID derivative gain; pd_joint needs '
+                             '> 0.', _GAIN_D)
+    servo_i_max: float = _p('N m', 'Hinge PID integrator clamp.', _CLAMP)
     servo_max_torque: float = _p('N m', 'Hinge PID output saturation and joint effort limit.',
-                                 _positive)
+                                 _TORQUE)
+    servo_model: str = _p(
+        '-', 'Steering servo dynamics: pd_joint (the hinge PID above on the hinge inertia, as gz '
+        'simulates it), first_order (time constant) or second_order (natural frequency, '
+        'damping); all with the slew, dead band, backlash and angle limits.',
+        None, one_of(SERVO_MODELS))
+    servo_time_constant: float = _p(
+        's', 'first_order servo: time constant tau of d(delta)/dt = (delta* - delta) / tau.',
+        R(0.005, 2.0))
+    servo_natural_frequency: float = _p(
+        'rad/s', 'second_order servo: natural frequency wn of '
+        'd2(delta)/dt2 = wn^2 (delta* - delta) - 2 zeta wn d(delta)/dt.', R(1.0, 1000.0))
+    servo_damping_ratio: float = _p('-', 'second_order servo: damping ratio zeta.',
+                                    R(0.05, 10.0))
+    steering_dead_band: float = _p(
+        'rad', 'Total width of the servo dead band: a target change smaller than it after a '
+        'reversal does not move the servo, which rests within half of it of the target '
+        '(play operator on the target; every servo_model).', R(0.0, 0.5))
+    steering_backlash: float = _p(
+        'rad', 'Total free play between servo and wheels: the wheels follow the servo output '
+        'only after it has taken up the play (play operator; engine only, gz has none).',
+        R(0.0, 0.5))
+    steering_gain_left: float | None = _p(
+        'rad', 'Normalised commands: wheel angle change from s = 0 to s = +1 (left); null: '
+        'max_steering_angle.', _HALF_PI, nullable=True)
+    steering_gain_right: float | None = _p(
+        'rad', 'Normalised commands: wheel angle change from s = -1 (right) to s = 0; null: '
+        'max_steering_angle.', _HALF_PI, nullable=True)
+    steering_curvature_left: float = _p(
+        '-', 'Normalised commands, s > 0: shape k of delta = steering_offset + gain '
+        'tanh(k s) / tanh(k); 0 is linear, larger saturates towards full lock.', R(0.0, 20.0))
+    steering_curvature_right: float = _p('-', 'Normalised commands, s < 0: shape k as for the '
+                                         'left side.', R(0.0, 20.0))
 
 
 @dataclass(frozen=True)
 class DriveParams:
-    """Rear drive: wheel speed limit and the wheel velocity loop (gz JointController) gains."""
+    """Rear drive: wheel speed limit, rolling radius, drive models (gz JointController gains)."""
 
-    max_wheel_speed: float = _p('rad/s', 'Rear wheel angular speed limit.', _positive)
-    wheel_p_gain: float = _p('N m s/rad', 'Wheel speed PID proportional gain.', _non_negative)
-    wheel_i_gain: float = _p('N m/rad', 'Wheel speed PID integral gain.', _non_negative)
-    wheel_d_gain: float = _p('N m s^2/rad', 'Wheel speed PID derivative gain.', _non_negative)
-    wheel_i_max: float = _p('N m', 'Wheel PID integrator clamp.', _non_negative)
+    max_wheel_speed: float = _p('rad/s', 'Rear wheel angular speed limit; the top speed '
+                                'max_wheel_speed * wheel_radius is at most 150 m/s.',
+                                R(0.1, 1e4))
+    wheel_p_gain: float = _p('N m s/rad', 'Wheel speed PID proportional gain; pd_joint needs '
+                             '> 0.', _GAIN_P)
+    wheel_i_gain: float = _p('N m/rad', 'Wheel speed PID integral gain.', _GAIN_I)
+    wheel_d_gain: float = _p('N m s^2/rad', 'Wheel speed PID derivative gain.', _GAIN_D)
+    wheel_i_max: float = _p('N m', 'Wheel PID integrator clamp.', _CLAMP)
     wheel_max_torque: float = _p('N m', 'Wheel PID output saturation and joint effort limit.',
-                                 _positive)
+                                 _TORQUE)
+    drive_model: str = _p(
+        '-', 'Rear drive: pd_joint (the wheel PID above, as gz simulates it), first_order '
+        '(speed-loop ESC: first-order wheel-speed lag with acceleration and braking limits) or '
+        'throttle (ESC + DC motor driven by a duty in [-1, 1]).', None, one_of(DRIVE_MODELS))
+    effective_wheel_radius: float | None = _p(
+        'm', 'Effective rolling radius R (speed = R omega when rolling without slip); null: '
+        'wheel_radius. Engine slip and kinematics and the gz collision cylinders use it; '
+        'within 20 % of wheel_radius.', R(0.0024, 0.6), nullable=True)
+    drive_time_constant: float = _p(
+        's', 'first_order drive: time constant of d(omega)/dt = (omega* - omega) / tau.',
+        R(0.005, 5.0))
+    max_acceleration: float = _p(
+        'm/s^2', 'first_order drive: largest rolling acceleration R d(omega)/dt while the wheel '
+        'speeds up.', R(0.1, 100.0))
+    max_deceleration: float = _p(
+        'm/s^2', 'first_order drive: largest rolling deceleration while the wheel slows down '
+        '(braking).', R(0.1, 100.0))
+    motor_force_gain: float = _p(
+        'N', 'throttle drive: C_m1, force per unit duty at standstill.', R(0.0, 1e4))
+    motor_back_emf_gain: float = _p(
+        'N s/m', 'throttle drive: C_m2, force lost per unit duty and unit wheel speed R omega '
+        '(back-EMF).', R(0.0, 1e3))
+    rolling_resistance: float = _p(
+        'N', 'throttle drive: C_r0, Coulomb rolling and drivetrain resistance (holds a stopped '
+        'car; never pushes it).', R(0.0, 1e3))
+    viscous_resistance: float = _p('N s/m', 'throttle drive: C_r1, resistance per unit speed.',
+                                   R(0.0, 1e3))
+    drag_coefficient: float = _p(
+        'N s^2/m^2', 'throttle drive: C_r2, aerodynamic drag per unit speed squared.',
+        R(0.0, 10.0))
+    throttle_dead_band: float = _p(
+        '-', 'throttle drive: duty d0 the ESC ignores; d_eff = sign(d) max(abs(d) - d0, 0).',
+        R(0.0, 0.9))
+    throttle_time_constant: float = _p(
+        's', 'throttle drive: first-order lag of the duty (ESC and motor current); 0: none.',
+        R(0.0, 2.0))
 
 
 @dataclass(frozen=True)
 class TimingParams:
     """Pure delays of the command chain."""
 
-    command_latency: float = _p('s', 'Pure delay between a command and the actuators.', _latency)
+    command_latency: float = _p('s', 'Pure delay between a command and the actuators.',
+                                R(0.0, 1.0))
 
 
 @dataclass(frozen=True)
 class PacejkaCoefficients:
     """Magic Formula y = D sin(C atan(B x - E (B x - atan(B x)))), force = Fz * y (D is a mu)."""
 
-    B: float = _p('-', 'Stiffness factor.', _positive)
-    C: float = _p('-', 'Shape factor.', _positive)
-    D: float = _p('-', 'Peak factor (friction coefficient; peak force = Fz * D).', _positive)
-    E: float = _p('-', 'Curvature factor (E <= 1).')
+    B: float = _p('-', 'Stiffness factor.', R(0.1, 100.0))
+    C: float = _p('-', 'Shape factor (C <= 2 keeps the force sign at large slip).',
+                  R(0.1, 2.0))
+    D: float = _p('-', 'Peak factor (friction coefficient; peak force = Fz * D).',
+                  R(0.01, 5.0))
+    E: float = _p('-', 'Curvature factor (E <= 1).', R(-10.0, 1.0))
 
 
 @dataclass(frozen=True)
 class TyreParams:
     """Tyre model of the embedded single-track engine."""
 
-    tyre_model: str = _p('-', 'Lateral tyre model: linear | fiala | pacejka.', _tyre_model)
+    tyre_model: str = _p('-', 'Lateral tyre model: linear | fiala | pacejka.', None,
+                         one_of(TYRE_MODELS))
     cornering_stiffness_front: float = _p('N/rad', 'Front axle cornering stiffness C_f.',
-                                          _positive)
-    cornering_stiffness_rear: float = _p('N/rad', 'Rear axle cornering stiffness C_r.', _positive)
+                                          R(0.01, 1e5))
+    cornering_stiffness_rear: float = _p('N/rad', 'Rear axle cornering stiffness C_r.',
+                                         R(0.01, 1e5))
     pacejka_lateral: PacejkaCoefficients = _p('-', 'Magic Formula on the slip angle [rad].')
     pacejka_longitudinal: PacejkaCoefficients = _p('-', 'Magic Formula on the slip ratio [-].')
 
@@ -209,20 +275,21 @@ class TyreParams:
 class SensorParams:
     """2D lidar and IMU: mount poses in base_link and sensor specs."""
 
-    lidar_mount_x: float = _p('m', 'Lidar origin x in base_link.')
-    lidar_mount_y: float = _p('m', 'Lidar origin y in base_link.')
-    lidar_mount_z: float = _p('m', 'Lidar origin z in base_link.')
-    lidar_mount_yaw: float = _p('rad', 'Lidar yaw in base_link.')
-    lidar_samples: int = _p('-', 'Beams per scan.', _positive)
-    lidar_fov: float = _p('rad', 'Field of view, centred on the lidar x axis.', _fov)
-    lidar_range_min: float = _p('m', 'Minimum range.', _non_negative)
-    lidar_range_max: float = _p('m', 'Maximum range.', _positive)
-    lidar_range_resolution: float = _p('m', 'Range resolution.', _non_negative)
-    lidar_update_rate: float = _p('Hz', 'Scan rate.', _positive)
-    imu_mount_x: float = _p('m', 'IMU origin x in base_link.')
-    imu_mount_y: float = _p('m', 'IMU origin y in base_link.')
-    imu_mount_z: float = _p('m', 'IMU origin z in base_link.')
-    imu_update_rate: float = _p('Hz', 'IMU rate.', _positive)
+    lidar_mount_x: float = _p('m', 'Lidar origin x in base_link.', _MOUNT_XY)
+    lidar_mount_y: float = _p('m', 'Lidar origin y in base_link.', _MOUNT_XY)
+    lidar_mount_z: float = _p('m', 'Lidar origin z in base_link.', _MOUNT_Z)
+    lidar_mount_yaw: float = _p('rad', 'Lidar yaw in base_link.', _YAW)
+    lidar_samples: int = _p('-', 'Beams per scan.', R(1, 20000))
+    lidar_fov: float = _p('rad', 'Field of view, centred on the lidar x axis.',
+                          R(0.0, 2 * math.pi, lo_open=True))
+    lidar_range_min: float = _p('m', 'Minimum range.', R(0.0, 100.0))
+    lidar_range_max: float = _p('m', 'Maximum range.', R(0.0, 1000.0, lo_open=True))
+    lidar_range_resolution: float = _p('m', 'Range resolution.', R(0.0, 1.0))
+    lidar_update_rate: float = _p('Hz', 'Scan rate.', R(0.1, 500.0))
+    imu_mount_x: float = _p('m', 'IMU origin x in base_link.', _MOUNT_XY)
+    imu_mount_y: float = _p('m', 'IMU origin y in base_link.', _MOUNT_XY)
+    imu_mount_z: float = _p('m', 'IMU origin z in base_link.', _MOUNT_Z)
+    imu_update_rate: float = _p('Hz', 'IMU rate.', R(0.1, 10000.0))
 
     @property
     def lidar_angle_min(self) -> float:
@@ -262,7 +329,7 @@ class VehicleParams:
 
     @property
     def max_wheel_steering_angle(self) -> float:
-        """Inner wheel angle at full lock, atan(L / (R_min - W/2)) (seed 000 eq. 4) [rad].
+        """Inner wheel angle at full lock, atan(L / (R_min - W/2)) (Ackermann geometry) [rad].
 
         The hinge joints of the URDF need this limit, not the bicycle angle max_steering_angle.
         """
@@ -282,6 +349,22 @@ class VehicleParams:
         return self.steering.max_steering_rate * (1.0 + t * t) / ((1.0 - a * t) ** 2 + t * t)
 
     @property
+    def effective_wheel_radius(self) -> float:
+        """Rolling radius R of the engine and the gz collision cylinders [m]:
+        drive.effective_wheel_radius, or geometry.wheel_radius when that is null."""
+        r = self.drive.effective_wheel_radius
+        return self.geometry.wheel_radius if r is None else r
+
+    @property
+    def normalised_steering_gains(self) -> tuple[float, float]:
+        """(left, right) gains of the normalised steering map [rad]; a null gain is
+        max_steering_angle."""
+        s = self.steering
+        left = s.max_steering_angle if s.steering_gain_left is None else s.steering_gain_left
+        right = s.max_steering_angle if s.steering_gain_right is None else s.steering_gain_right
+        return left, right
+
+    @property
     def max_speed(self) -> float:
         """Speed at the wheel speed limit, v_max = omega_max * r [m/s]."""
         return self.drive.max_wheel_speed * self.geometry.wheel_radius
@@ -296,11 +379,25 @@ class VehicleParams:
     def principal_inertias(self) -> tuple[float, float, float]:
         """(Ixx, Iyy, Izz) of the whole vehicle about its centre of mass [kg m^2].
 
-        Missing roll/pitch inertias come from a solid box (Ixx = m(w^2+h^2)/12,
-        With t = tan(delta), a = W / (2L): d(delta_in)/d(delta) = (1 + t^2) / ((1 - a t)^2 + t^2),
-        m s^2 (l^2+w^2)/12 equals yaw_inertia; the result is a real box, so it is physically valid.
+        Missing roll/pitch inertias come from the chassis box (l, w, h) with its length and
+        width scaled by s so that m s^2 (l^2 + w^2) / 12 equals yaw_inertia:
+        Ixx = m (s^2 w^2 + h^2) / 12, Iyy = m (s^2 l^2 + h^2) / 12; a real box, so the triple is
+        physically valid.
         """
         return _principal_inertias(self.geometry, self.mass_properties)
+
+    @property
+    def steering_hinge_inertia(self) -> float:
+        """Inertia J_h of one steered wheel assembly about the vertical hinge axis [kg m^2].
+
+        ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of
+        radius r, width w, about a diameter through its centre, which lies on the hinge axis)
+        plus the knuckle as a solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
+        """
+        g, m = self.geometry, self.mass_properties
+        r, w = g.wheel_radius, g.wheel_width
+        return (m.wheel_mass * (3.0 * r * r + w * w) / 12.0
+                + 0.4 * m.steering_hinge_mass * (0.5 * w) ** 2)
 
     @property
     def chassis_link_inertia(self) -> tuple[float, float, float]:
@@ -374,6 +471,15 @@ def section_of(key: str) -> str:
     if key not in keys:
         raise VehicleParamsError(f'unknown vehicle parameter {key!r}{did_you_mean(key, keys)}')
     return keys[key]
+
+
+def param_range(key: str) -> Range:
+    """Valid range of a numeric leaf key (e.g. for the nodes' parameter descriptors)."""
+    cls = SECTIONS[section_of(key)]
+    valid = next(f.metadata['range'] for f in fields(cls) if f.name == key)
+    if valid is None:
+        raise VehicleParamsError(f'vehicle parameter {key!r} is not a number')
+    return valid
 
 
 def _nest(leaf_values: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -450,7 +556,10 @@ def _convert(value: Any, annotation: str, where: str) -> Any:
     if base == 'float':
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise VehicleParamsError(f'{where}: must be a number, got {type(value).__name__} '
-                                     f'{value!r}')
+                                     f'{value!r}{number_hint(value)}')
+        if isinstance(value, int) and abs(value) > sys.float_info.max:
+            raise VehicleParamsError(f'{where}: must be a number of magnitude below 1.8e308, '
+                                     f'got an integer of {len(str(abs(value)))} digits')
         if not math.isfinite(value):
             raise VehicleParamsError(f'{where}: must be finite, got {value!r}')
         return float(value)
@@ -475,6 +584,18 @@ def _convert(value: Any, annotation: str, where: str) -> Any:
     raise AssertionError(f'unsupported annotation {annotation}')  # pragma: no cover
 
 
+def _field_problem(meta: Mapping[str, Any], value: Any) -> str | None:
+    """Range (of a number, or of each number of a list) then the extra check of one field."""
+    valid: Range | None = meta.get('range')
+    if valid is not None:
+        for i, v in enumerate(value if isinstance(value, tuple) else (value,)):
+            if isinstance(v, (int, float)) and not valid.contains(v):
+                where = f'[{i}]: ' if isinstance(value, tuple) else ''
+                return f'{where}{valid.problem(v, meta.get("unit", ""))}'
+    check = meta.get('check')
+    return check(value) if check is not None else None
+
+
 def _build_section(cls: type[_T], body: Mapping[str, Any], where: str) -> _T:
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     for key in body:
@@ -486,48 +607,12 @@ def _build_section(cls: type[_T], body: Mapping[str, Any], where: str) -> _T:
         if f.name not in body:
             raise VehicleParamsError(f'{key_where}: missing key')
         value = _convert(body[f.name], str(f.type), key_where)
-        check = f.metadata.get('check')
-        if check is not None and value is not None:
-            problem = check(value)
+        if value is not None:
+            problem = _field_problem(f.metadata, value)
             if problem:
                 raise VehicleParamsError(f'{key_where}: {problem}')
         kwargs[f.name] = value
     return cls(**kwargs)
-
-
-def _cross_checks(p: VehicleParams) -> None:
-    src, g, m, s = p.source, p.geometry, p.mass_properties, p.sensors
-
-    def fail(key: str, problem: str) -> None:
-        raise VehicleParamsError(f'{src}: {key}: {problem}')
-
-    if not g.cg_to_front_axle < g.wheelbase:
-        fail('geometry.cg_to_front_axle',
-             f'must be < wheelbase ({g.wheelbase}), got {g.cg_to_front_axle}')
-    if not g.cg_height < g.chassis_ground_clearance + g.chassis_height + 1.0:
-        fail('geometry.cg_height', f'implausibly high ({g.cg_height} m)')
-    if p.chassis_mass <= 0:
-        fail('mass_properties.mass',
-             f'must exceed 4*wheel_mass + 2*steering_hinge_mass, got {m.mass}')
-    if p.min_turning_radius <= 0.5 * g.track_width:
-        fail('steering.max_steering_angle', f'full lock turns tighter '
-             f'(R = {p.min_turning_radius:.4g} m) than half the track width')
-    if abs(p.steering.steering_offset) >= p.steering.max_steering_angle:
-        fail('steering.steering_offset', 'magnitude must be below max_steering_angle')
-    ixx, iyy, izz = p.principal_inertias
-    for name, a, b, c in (('roll_inertia', ixx, iyy, izz), ('pitch_inertia', iyy, ixx, izz),
-                          ('yaw_inertia', izz, ixx, iyy)):
-        if a > b + c + 1e-12:
-            fail(f'mass_properties.{name}',
-                 f'violates the triangle inequality ({a:.6g} > {b:.6g} + {c:.6g})')
-    if not s.lidar_range_min < s.lidar_range_max:
-        fail('sensors.lidar_range_min', f'must be < lidar_range_max ({s.lidar_range_max})')
-    if s.lidar_range_resolution >= s.lidar_range_max - s.lidar_range_min:
-        fail('sensors.lidar_range_resolution', 'must be smaller than the range span')
-    for key in ('pacejka_lateral', 'pacejka_longitudinal'):
-        e = getattr(p.tyres, key).E
-        if e > 1.0:
-            fail(f'tyres.{key}.E', f'must be <= 1, got {e}')
 
 
 def _build(data: Mapping[str, Any], source: str) -> VehicleParams:
@@ -535,7 +620,7 @@ def _build(data: Mapping[str, Any], source: str) -> VehicleParams:
     sections: dict[str, Any] = {name: _build_section(cls, data[name], f'{source}: {name}')
                 for name, cls in SECTIONS.items()}
     params = VehicleParams(source=source, **sections)
-    _cross_checks(params)
+    check_vehicle(params)
     return params
 
 

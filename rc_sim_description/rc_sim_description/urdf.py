@@ -9,7 +9,6 @@ returns the links and joints (used by ``rcsim describe`` and the embedded engine
 from __future__ import annotations
 
 from dataclasses import dataclass
-import io
 import math
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ import xml.etree.ElementTree as ET
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 from rc_sim_description.paths import share_path
+from rc_sim_description.xmlio import parse_xml
 
 __all__ = ['UrdfJoint', 'UrdfLink', 'UrdfModel', 'car_summary', 'car_xacro', 'expand_car',
            'parse_urdf', 'vehicle_yaml_of']
@@ -135,10 +135,7 @@ def _opt_float(elem: ET.Element | None, attr: str, where: str) -> float | None:
 
 def parse_urdf(text: str, source: str = '<urdf>') -> UrdfModel:
     """Links (mass, inertia) and joints (origin, axis, limits) of a URDF document."""
-    try:
-        root = ET.parse(io.StringIO(text)).getroot()
-    except ET.ParseError as exc:
-        raise ConfigError(f'{source}: malformed URDF ({exc})') from None
+    root = parse_xml(text, source, 'URDF')
     if root.tag != 'robot':
         raise ConfigError(f'{source}: not a URDF (root element <{root.tag}>)')
     links = []

@@ -68,8 +68,8 @@ class TrackSpec:
 
     ``shape`` is ``'none'`` (ground plane only), ``'stadium'`` (two straights of ``size[0]``
     joined by half circles of radius ``size[1]``, centred on the origin, straights along x) or
-    ``'gerono'`` (lemniscate of Gerono x = a sin t, y = a sin t cos t, a = ``size[0]``: the figure
-    eight of the test protocol, seed 002 section 5).
+    ``'gerono'`` (lemniscate of Gerono x = a sin t, y = a sin t cos t, a = ``size[0]``: a figure
+    eight).
     """
 
     name: str
@@ -96,8 +96,8 @@ TRACKS: dict[str, TrackSpec] = {
     'figure_eight': TrackSpec(
         name='figure_eight',
         description='1.5 m lane around the figure eight x = a sin t, y = a sin t cos t, a = 3 m '
-                    '(seed 002); the crossing at the origin is open; the car starts at the '
-                    'crossing heading along the eight (yaw = pi/4)',
+                    '(a lemniscate of Gerono); the crossing at the origin is open; the car '
+                    'starts at the crossing heading along the eight (yaw = pi/4)',
         shape='gerono', size=(3.0,), lane_width=1.5,
         spawn=SpawnPose(0.0, 0.0, math.pi / 4)),
 }
@@ -280,13 +280,10 @@ class WorldInfo:
 
 def inspect_world(world: str | os.PathLike[str]) -> WorldInfo:
     """Parse a world SDF, check it declares :data:`REQUIRED_SYSTEMS`, count its collisions."""
-    import xml.etree.ElementTree as ET
+    from rc_sim_description.xmlio import read_xml_file
 
     path = Path(world)
-    try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise ConfigError(f'{path}: cannot parse SDF ({exc})') from None
+    root = read_xml_file(path, 'SDF')
     element = root.find('world')
     if root.tag != 'sdf' or element is None:
         raise ConfigError(f'{path}: not an SDF world (<sdf><world> expected)')

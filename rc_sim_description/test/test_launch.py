@@ -111,7 +111,7 @@ def test_params_file_is_resolved_validated_and_passed_on(tmp_path: Path,
     assert command == (f"xacro '{tmp_path}/my dir/rc_car.urdf.xacro' lidar:=true "
                        f'params_file:={tmp_path}/cal.yaml')
     (tmp_path / 'bad.yaml').write_text('geometry:\n  wheel_radius: 0\n')
-    with pytest.raises(VehicleParamsError, match=r'geometry\.wheel_radius: must be > 0'):
+    with pytest.raises(VehicleParamsError, match=r'geometry\.wheel_radius: must be in \[0\.003, 0\.5\] m'):
         plan_launch({'params_file': 'bad.yaml'})
 
 

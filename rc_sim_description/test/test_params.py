@@ -68,9 +68,10 @@ def test_derived_quantities_follow_their_formulas() -> None:
 
 
 @pytest.mark.parametrize(('section', 'key', 'value', 'message'), [
-    ('mass_properties', 'mass', 0.0, 'mass_properties.mass: must be > 0'),
-    ('mass_properties', 'mass', -1.0, 'mass_properties.mass: must be > 0'),
-    ('geometry', 'wheelbase', 0.0, 'geometry.wheelbase: must be > 0'),
+    ('mass_properties', 'mass', 0.0, 'mass_properties.mass: must be in [0.01, 100] kg, got 0.0'),
+    ('mass_properties', 'mass', -1.0, 'mass_properties.mass: must be in [0.01, 100] kg'),
+    ('mass_properties', 'mass', 1e308, 'mass_properties.mass: must be in [0.01, 100] kg, got 1e+308'),
+    ('geometry', 'wheelbase', 0.0, 'geometry.wheelbase: must be in [0.02, 2] m'),
     ('steering', 'max_steering_angle', math.pi / 2, 'steering.max_steering_angle: must be in (0, pi/2)'),
     ('steering', 'max_steering_angle', -0.3, 'steering.max_steering_angle: must be in (0, pi/2)'),
     ('geometry', 'wheelbase', 'long', 'geometry.wheelbase: must be a number, got str'),
@@ -79,7 +80,7 @@ def test_derived_quantities_follow_their_formulas() -> None:
     ('sensors', 'lidar_samples', 10.5, 'sensors.lidar_samples: must be an integer'),
     ('tyres', 'tyre_model', 'magic', 'tyres.tyre_model: must be one of linear, fiala, pacejka'),
     ('friction', 'fdir1', [1.0, 1.0, 0.0], 'friction.fdir1: must be a unit vector'),
-    ('geometry', 'cg_to_front_axle', 0.5, 'geometry.cg_to_front_axle: must be < wheelbase'),
+    ('geometry', 'cg_to_front_axle', 0.5, 'geometry.cg_to_front_axle: must be in [0.05, 0.95] * wheelbase'),
     ('mass_properties', 'roll_inertia', 1.0, 'mass_properties.roll_inertia: violates the triangle inequality'),
     ('sensors', 'lidar_range_min', 20.0, 'sensors.lidar_range_min: must be < lidar_range_max'),
     ('timing', 'command_latency', -0.01, 'timing.command_latency: must be in [0, 1] s'),
@@ -97,10 +98,17 @@ def test_impossible_values_name_file_and_key(tmp_path: Path, default_data: dict,
 
 
 def test_centre_of_mass_on_the_rear_axle_is_rejected(tmp_path: Path, default_data: dict) -> None:
-    """Boundary lf = L (lr = 0: no rear axle load, no drive): the check is strict."""
-    default_data['geometry']['cg_to_front_axle'] = default_data['geometry']['wheelbase']
-    with pytest.raises(VehicleParamsError, match=r'geometry\.cg_to_front_axle: must be < wheelbase'):
+    """lf = L (lr = 0: no rear axle load, no drive) and just inside the 5 % load margin."""
+    length = default_data['geometry']['wheelbase']
+    default_data['geometry']['cg_to_front_axle'] = length
+    with pytest.raises(VehicleParamsError,
+                       match=r'geometry\.cg_to_front_axle: must be in \[0\.05, 0\.95\] \* wheelbase'):
         load_vehicle_params(write(tmp_path, default_data))
+    default_data['geometry']['cg_to_front_axle'] = 0.951 * length
+    with pytest.raises(VehicleParamsError, match='of the weight on each axle'):
+        load_vehicle_params(write(tmp_path, default_data))
+    default_data['geometry']['cg_to_front_axle'] = 0.949 * length
+    assert load_vehicle_params(write(tmp_path, default_data)).geometry.cg_to_front_axle > 0.3
 
 
 def test_missing_key(tmp_path: Path, default_data: dict) -> None:
@@ -156,7 +164,7 @@ def test_override_merges_and_is_checked(tmp_path: Path) -> None:
     bad = write(tmp_path, {'steering': {'steering_gain': -1.0}}, 'bad.yaml')
     with pytest.raises(VehicleParamsError) as info:
         load_vehicle_params(overrides=[bad])
-    assert str(info.value).startswith(f'{bad}: steering.steering_gain: must be > 0')
+    assert str(info.value).startswith(f'{bad}: steering.steering_gain: must be in [0.1, 10], got -1.0')
     typo = write(tmp_path, {'steering': {'steering_gian': 1.0}}, 'typo.yaml')
     with pytest.raises(VehicleParamsError, match=re.escape(f'{typo}: steering.steering_gian: unknown key')):
         load_vehicle_params(overrides=[typo])
@@ -179,7 +187,7 @@ def test_with_values_validates() -> None:
     p = load_vehicle_params()
     q = p.with_values(wheelbase=0.4, mass=4.0)
     assert (q.geometry.wheelbase, q.mass_properties.mass) == (0.4, 4.0)
-    with pytest.raises(VehicleParamsError, match='must be > 0'):
+    with pytest.raises(VehicleParamsError, match=re.escape('must be in [0.01, 100] kg, got 0.0')):
         p.with_values(mass=0.0)
 
 

@@ -146,5 +146,5 @@ def test_spawn_pose_defaults_and_errors(tmp_path: Path) -> None:
         inspect_world(plain)
     broken = tmp_path / 'broken.sdf'
     broken.write_text('<sdf><world>')
-    with pytest.raises(ConfigError, match='cannot parse SDF'):
+    with pytest.raises(ConfigError, match='malformed SDF'):
         inspect_world(broken)

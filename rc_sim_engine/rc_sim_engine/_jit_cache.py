@@ -1,7 +1,8 @@
 """Keep numba's on-disk cache of the engine kernels consistent across source edits.
 
 numba keys a cached function on the modification stamp of its OWN file only, so editing
-``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk. On
+``models.py`` would leave a stale compiled ``_kernels.advance`` (which inlines it) on disk, and
+editing ``raycast.py`` a stale ``loop_kernel.run_stretch`` (which compiles its ray caster in). On
 import, this hashes every kernel source of the package and, when the hash changed since the last
 run, deletes their numba cache files (``__pycache__/<module>.*.nbi|nbc``) so they are rebuilt.
 Read-only installs (sources never change) are left alone.
@@ -11,11 +12,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+import sys
 
-__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache']
+__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache', 'start_numba_without_blas']
 
-KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'models.py',
-                  'integrators.py', '_kernels.py', '_jit_cache.py', 'four_wheel_steering.py')
+KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
+                  'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
+                  'four_wheel_steering.py', 'loop_kernel.py',
+                  # the racing kernels compile in functions of these modules
+                  'collision.py', 'raycast.py', 'map_grid.py', 'map_lidar.py', 'multicar.py',
+                  'race_kernels.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 
@@ -46,6 +52,29 @@ def invalidate_stale_cache(package_dir: Path | None = None) -> bool:
         stamp.write_text(digest.hexdigest())
     except OSError:
         return False
+    return True
+
+
+def start_numba_without_blas() -> bool:
+    """Initialise numba's CPU target (done once per process before the first kernel loads)
+    without importing ``scipy.linalg``; True when it did.
+
+    numba looks for BLAS (``scipy.linalg.cython_blas``) while it initialises, for ``np.dot`` and
+    ``np.linalg`` inside kernels, which no rc-sim kernel uses; importing ``scipy.linalg`` costs
+    a command about a tenth of a second of start-up. For command-line runs only: a process that
+    compiles its own kernels with linear algebra must not call it. ``scipy.linalg`` imports
+    normally afterwards; nothing is done when it is imported already.
+    """
+    if 'scipy.linalg' in sys.modules:
+        return False
+    from numba.core.registry import cpu_target
+
+    sys.modules['scipy.linalg'] = None  # type: ignore[assignment]  # import -> ImportError
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        if sys.modules.get('scipy.linalg', 0) is None:
+            del sys.modules['scipy.linalg']
     return True
 
 

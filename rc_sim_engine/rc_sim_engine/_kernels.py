@@ -1,10 +1,13 @@
 """Compiled stepping loops over cars and time (numba, cached). Private: use Car / rollout.
 
-One physics step of one car (:func:`advance`): for each of ``n_sub`` equal sub-steps ``h``:
-servo sub-step (exact linear step + limits), rear wheel sub-step (backward Euler; both in
-:mod:`rc_sim_engine.actuators`), then the chassis integrator (:mod:`rc_sim_engine.integrators`)
-with the steering angle and wheel speed held at their sub-step midpoint values (averages of the
-start and end values: second-order coupling; measured 1 mm over a 6 s slalom at 1 kHz).
+One physics step of one car (:func:`advance`): the servo target (angle trim or normalised map,
+saturation, dead band) and the drive target are formed once; then for each of ``n_sub`` equal
+sub-steps ``h``: servo sub-step of the car's servo model (exact linear step + limits), backlash,
+rear wheel sub-step of its drive model (:mod:`rc_sim_engine.actuators`,
+:mod:`rc_sim_engine.servo_models`, :mod:`rc_sim_engine.drive_models`), then the chassis integrator
+(:mod:`rc_sim_engine.integrators`) with the steering angle and wheel speed held at their sub-step
+midpoint values (averages of the start and end values: second-order coupling; measured 1 mm over
+a 6 s slalom at 1 kHz).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_engine.actuators import servo_substep, wheel_substep
+from rc_sim_engine.drive_models import dead_band_duty, duty_filter, esc_substep, sticks
 from rc_sim_engine.integrators import integrate_chassis
 from rc_sim_engine.models import (
     V_EPS,
@@ -25,9 +29,25 @@ from rc_sim_engine.models import (
     wheel_joint_rates,
 )
 from rc_sim_engine.packed import (
+    P_BACKLASH,
+    P_CM1,
+    P_CR0,
+    P_DEAD_BAND,
+    P_DRIVE_ACC,
+    P_DRIVE_BRAKE,
+    P_DRIVE_DECAY,
+    P_DRIVE_MODEL,
+    P_DRIVE_TAU,
+    P_DUTY_DEAD_BAND,
+    P_DUTY_DECAY,
     P_FZ_REAR,
+    P_GAIN_LEFT,
+    P_GAIN_RIGHT,
+    P_GZ_ACTUATORS,
     P_J_HINGE,
     P_J_REAR,
+    P_K_LEFT,
+    P_K_RIGHT,
     P_L,
     P_LOAD_TRANSFER,
     P_LON_B,
@@ -39,26 +59,44 @@ from rc_sim_engine.packed import (
     P_MAX_STEER_RATE,
     P_MAX_WHEEL_SPEED,
     P_R,
+    P_SERVO_DECAY,
     P_SERVO_IMAX,
     P_SERVO_KD,
     P_SERVO_KI,
     P_SERVO_KP,
+    P_SERVO_MODEL,
     P_SERVO_PHI,
+    P_SERVO_TAU,
     P_SERVO_TMAX,
+    P_SERVO_WN,
+    P_SERVO_ZETA,
+    P_SO_PHI,
     P_STEER_GAIN,
+    P_STEER_KIND,
     P_STEER_OFFSET,
+    P_TANH_K_LEFT,
+    P_TANH_K_RIGHT,
     P_WHEEL_IMAX,
     P_WHEEL_KD,
     P_WHEEL_KI,
     P_WHEEL_KP,
     P_WHEEL_TMAX,
 )
+from rc_sim_engine.servo_models import (
+    first_order_servo_substep,
+    normalised_steering,
+    play,
+    second_order_servo_substep,
+)
 from rc_sim_engine.state import (
+    DUTY,
     FRONT_LEFT_WHEEL_ANGLE,
     FRONT_RIGHT_WHEEL_ANGLE,
     N_STATE,
     REAR_WHEEL_ANGLE,
+    SERVO_ANGLE,
     SERVO_INTEGRAL,
+    SERVO_TARGET,
     STEER,
     STEER_RATE,
     VX,
@@ -70,20 +108,74 @@ from rc_sim_engine.state import (
 
 __all__ = ['accelerations', 'advance', 'rollout_cars', 'step_cars', 'step_cars_parallel']
 
+#: A throttle-driven car stopped by static friction: lateral speeds [m/s, rad/s] below this are
+#: set to exactly zero.
+V_REST = 1e-9
+
 
 @njit(cache=True, error_model='numpy')
 def servo_target(cmd: float, p: NDArray[np.float64]) -> float:
-    """Trimmed, saturated steering target (actuators.trim_steering)."""
-    t = p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET]
+    """Saturated steering target: trimmed angle (actuators.trim_steering) or the normalised map
+    (servo_models.steering_map)."""
+    if p[P_STEER_KIND] > 0.5:
+        t = normalised_steering(cmd, p[P_STEER_OFFSET], p[P_GAIN_LEFT], p[P_GAIN_RIGHT],
+                                p[P_K_LEFT], p[P_K_RIGHT], p[P_TANH_K_LEFT], p[P_TANH_K_RIGHT])
+    else:
+        t = p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET]
     lim = p[P_MAX_STEER]
     return max(-lim, min(lim, t))
 
 
 @njit(cache=True, error_model='numpy')
 def wheel_target(cmd: float, p: NDArray[np.float64]) -> float:
-    """Saturated wheel speed target."""
-    lim = p[P_MAX_WHEEL_SPEED]
+    """Saturated drive target: wheel speed within +-max_wheel_speed, or a duty within [-1, 1]."""
+    lim = 1.0 if p[P_DRIVE_MODEL] > 1.5 else p[P_MAX_WHEEL_SPEED]
     return max(-lim, min(lim, cmd))
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _servo(x: NDArray[np.float64], p: NDArray[np.float64], target: float, h: float,
+           phi: NDArray[np.float64], model: int, backlash: float) -> None:
+    """One servo sub-step of the car's servo model, then the backlash onto STEER."""
+    src = SERVO_ANGLE if backlash > 0.0 else STEER
+    if model == 0:
+        d, rate, integ = servo_substep(
+            x[src], x[STEER_RATE], x[SERVO_INTEGRAL], target, h, phi, p[P_J_HINGE],
+            p[P_SERVO_KP], p[P_SERVO_KI], p[P_SERVO_KD], p[P_SERVO_IMAX], p[P_SERVO_TMAX],
+            p[P_MAX_STEER_RATE], p[P_MAX_STEER])
+        x[SERVO_INTEGRAL] = integ
+    elif model == 1:
+        d, rate = first_order_servo_substep(x[src], target, h, p[P_SERVO_TAU], p[P_SERVO_DECAY],
+                                            p[P_MAX_STEER_RATE], p[P_MAX_STEER])
+    else:
+        d, rate = second_order_servo_substep(
+            x[src], x[STEER_RATE], target, h, p[P_SO_PHI:P_SO_PHI + 4], p[P_SERVO_WN],
+            p[P_SERVO_ZETA], p[P_MAX_STEER_RATE], p[P_MAX_STEER])
+    x[STEER_RATE] = rate
+    x[SERVO_ANGLE] = d
+    if backlash > 0.0:
+        lim = p[P_MAX_STEER]
+        x[STEER] = max(-lim, min(lim, play(x[STEER], d, backlash)))
+    else:
+        x[STEER] = d
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _drive(x: NDArray[np.float64], p: NDArray[np.float64], target: float, h: float,
+           fz_r: float, model: int) -> None:
+    """One rear wheel sub-step of the car's drive model (target: wheel speed or duty)."""
+    if model == 0:
+        w, wint = wheel_substep(
+            x[WHEEL_SPEED], x[WHEEL_INTEGRAL], target, x[VX], fz_r, h, p[P_J_REAR], p[P_R],
+            p[P_WHEEL_KP], p[P_WHEEL_KI], p[P_WHEEL_KD], p[P_WHEEL_IMAX], p[P_WHEEL_TMAX],
+            p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E], V_EPS)
+        x[WHEEL_SPEED] = w
+        x[WHEEL_INTEGRAL] = wint
+    elif model == 1:
+        x[WHEEL_SPEED] = esc_substep(x[WHEEL_SPEED], target, h, p[P_DRIVE_TAU],
+                                     p[P_DRIVE_DECAY], p[P_DRIVE_ACC], p[P_DRIVE_BRAKE])
+    else:  # throttle: only the duty lag here; the force acts in the chassis step
+        x[DUTY] = duty_filter(x[DUTY], target, p[P_DUTY_DECAY])
 
 
 @njit(cache=True, error_model='numpy')
@@ -98,10 +190,46 @@ def project_kinematic(x: NDArray[np.float64], p: NDArray[np.float64]) -> None:
 def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wheel_cmd: float,
             dt: float, n_sub: int, model_id: int, integ_id: int, project: bool) -> None:
     """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place."""
+    if p[P_GZ_ACTUATORS] > 0.5:
+        _advance_gz(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+    else:
+        _advance_models(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _chassis_substep(x: NDArray[np.float64], p: NDArray[np.float64], h: float, d0: float,
+                     d: float, w0: float, w: float, model_id: int, integ_id: int,
+                     project: bool) -> float:
+    """Chassis step with the actuator outputs at their sub-step midpoints (second-order
+    coupling); returns tan of the midpoint steering angle."""
+    d_mid = 0.5 * (d0 + d)
+    cd, sd = math.cos(d_mid), math.sin(d_mid)
+    td = sd / cd
+    integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, 0.5 * (w0 + w))
+    if project:
+        project_kinematic(x, p)
+    return td
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _joint_angles(x: NDArray[np.float64], p: NDArray[np.float64], h: float, td: float) -> None:
+    rear, fl, fr = wheel_joint_rates(x, p, td)
+    x[REAR_WHEEL_ANGLE] += h * rear
+    x[FRONT_LEFT_WHEEL_ANGLE] += h * fl
+    x[FRONT_RIGHT_WHEEL_ANGLE] += h * fr
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _advance_gz(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float,
+                wheel_cmd: float, dt: float, n_sub: int, model_id: int, integ_id: int,
+                project: bool) -> None:
+    """:func:`advance` with the gz actuators (pd_joint servo and drive, no dead band, no
+    backlash): the default car's path, kept free of the other models' branches."""
     h = dt / n_sub
     fz_r0 = p[P_FZ_REAR]
     phi = p[P_SERVO_PHI:P_SERVO_PHI + 9]
     d_target = servo_target(steer_cmd, p)
+    x[SERVO_TARGET] = d_target
     w_target = wheel_target(wheel_cmd, p)
     for _ in range(n_sub):
         d0, w0 = x[STEER], x[WHEEL_SPEED]
@@ -121,17 +249,46 @@ def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wh
             p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E], V_EPS)
         x[WHEEL_SPEED] = w
         x[WHEEL_INTEGRAL] = wint
-        # the chassis sees the actuator outputs at the sub-step midpoint (second-order coupling)
-        d_mid = 0.5 * (d0 + d)
-        cd, sd = math.cos(d_mid), math.sin(d_mid)
-        td = sd / cd
-        integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, 0.5 * (w0 + w))
-        if project:
-            project_kinematic(x, p)
-        rear, fl, fr = wheel_joint_rates(x, p, td)
-        x[REAR_WHEEL_ANGLE] += h * rear
-        x[FRONT_LEFT_WHEEL_ANGLE] += h * fl
-        x[FRONT_RIGHT_WHEEL_ANGLE] += h * fr
+        td = _chassis_substep(x, p, h, d0, d, w0, w, model_id, integ_id, project)
+        _joint_angles(x, p, h, td)
+    x[SERVO_ANGLE] = x[STEER]  # no backlash
+
+
+@njit(cache=True, error_model='numpy')
+def _advance_models(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float,
+                    wheel_cmd: float, dt: float, n_sub: int, model_id: int, integ_id: int,
+                    project: bool) -> None:
+    """:func:`advance` with any servo and drive model, dead band and backlash."""
+    h = dt / n_sub
+    fz_r0 = p[P_FZ_REAR]
+    phi = p[P_SERVO_PHI:P_SERVO_PHI + 9]
+    servo_model = int(p[P_SERVO_MODEL])
+    drive_model = int(p[P_DRIVE_MODEL])
+    backlash = p[P_BACKLASH]
+    d_target = servo_target(steer_cmd, p)
+    if p[P_DEAD_BAND] > 0.0:  # play operator on the target (commands are held over the step)
+        d_target = play(x[SERVO_TARGET], d_target, p[P_DEAD_BAND])
+    x[SERVO_TARGET] = d_target
+    w_target = wheel_target(wheel_cmd, p)
+    throttle = drive_model == 2
+    for _ in range(n_sub):
+        d0, vx0 = x[STEER], x[VX]
+        w0 = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
+        _servo(x, p, d_target, h, phi, servo_model, backlash)
+        fz_r = fz_r0
+        if p[P_LOAD_TRANSFER] > 0.5:
+            fz_r = axle_loads(p, rear_drive_force(x[VX], w0, p, fz_r0))[1]
+        _drive(x, p, w_target, h, fz_r, drive_model)
+        w = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
+        td = _chassis_substep(x, p, h, d0, x[STEER], w0, w, model_id, integ_id, project)
+        if throttle:  # no slip state: the rear wheels roll
+            if sticks(w, x[VX], vx0, p[P_CM1], p[P_CR0]):
+                x[VX] = 0.0  # static friction: at rest, never pushed backwards
+                if abs(x[VY]) < V_REST and abs(x[YAW_RATE]) < V_REST:
+                    x[VY] = 0.0  # (no creep into denormals)
+                    x[YAW_RATE] = 0.0
+            x[WHEEL_SPEED] = x[VX] / p[P_R]
+        _joint_angles(x, p, h, td)
 
 
 @njit(cache=True, error_model='numpy')

@@ -51,16 +51,10 @@ __all__ = [
 
 
 def steering_hinge_inertia(p: VehicleParams) -> float:
-    """Inertia of one steered wheel assembly about the vertical hinge axis [kg m^2].
-
-    ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of radius
-    r, width w, about a diameter through its centre, which lies on the hinge axis) plus the knuckle
-    as a solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
-    """
-    g, m = p.geometry, p.mass_properties
-    r, w = g.wheel_radius, g.wheel_width
-    return (m.wheel_mass * (3.0 * r * r + w * w) / 12.0
-            + 0.4 * m.steering_hinge_mass * (0.5 * w) ** 2)
+    """Inertia J_h of one steered wheel assembly about the vertical hinge axis [kg m^2]
+    (:attr:`rc_sim_description.params.VehicleParams.steering_hinge_inertia`: the wheel as a
+    solid cylinder about a diameter plus the knuckle as a sphere; default car 8.5e-5 kg m^2)."""
+    return p.steering_hinge_inertia
 
 
 def rear_wheel_inertia(p: VehicleParams) -> float:

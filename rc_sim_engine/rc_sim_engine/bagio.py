@@ -1,49 +1,41 @@
-"""rosbag2 output and input through the ``rosbags`` library (no ROS needed).
+"""Engine-specific bag helpers on top of the bag layer (:mod:`rc_sim_description.bags`).
 
-* :class:`BagWriter`: sqlite3 (``.db3``, the Humble default) or mcap bags written with
-  ``Writer(version=8)`` so Humble's ``ros2 bag`` reads them (Jazzy reads version 8 too); atomic
-  through :func:`rc_sim_description.atomic.atomic_output_dir` (a failed run leaves nothing behind);
-  topics are added on first write, so callers add their own (e.g. ``/reference_path``
-  nav_msgs/Path).
 * message builders for the topic contract of docs/conventions.md (``clock_msg``, ``odometry_msg``,
-  ...).
-* :func:`open_bag`: an ``AnyReader`` over a bag directory, a ``.db3``/``.mcap`` file inside one, or
-  a ROS 1 ``.bag``; one-line :class:`BagError` for missing, corrupt or empty bags.
+  ...), built with the layer's base typestore (ROS 2 Humble + ackermann_msgs);
+* :func:`write_sim_result`: every stream of a simulation into a
+  :class:`~rc_sim_description.bags.BagWriter`, plus ``/tf_static`` and ``/robot_description``
+  of the simulated car(s); :class:`SimBagStream` does the same chunk by chunk for a run streamed
+  with bounded memory. Both serialise the fixed-layout messages in bulk with numpy
+  (:mod:`rc_sim_description.bags.cdr_bulk`) and write many messages per storage call.
 
-The typestore is ``Stores.ROS2_HUMBLE`` plus ``ackermann_msgs`` (not built into rosbags).
+Reading and writing bags (``open_bag``, ``BagWriter``, ``BagError``) live in the bag layer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from functools import partial
+from collections.abc import Callable, Iterable, Sequence
 import math
-import os
-from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_description.atomic import atomic_output_dir, rename_bag_storage
-from rc_sim_description.errors import ConfigError, OutputError, RcSimError
+from rc_sim_description.bags import cdr_bulk as cdr
+from rc_sim_description.bags.cdr_bulk import RawBatch
+from rc_sim_description.bags.typestore import base_typestore
+from rc_sim_description.bags.writer import BagWriter
+from rc_sim_description.errors import ConfigError
 
 __all__ = [
-    'STORAGES',
-    'BagError',
-    'BagWriter',
+    'SimBagStream',
     'clock_msg',
     'float64_msg',
     'imu_msg',
     'joint_state_msg',
     'laser_scan_msg',
     'odometry_msg',
-    'open_bag',
     'path_msg',
-    'read_topic',
-    'require_topics',
+    'sim_batches',
     'stamp',
     'tf_msg',
     'twist_msg',
@@ -51,39 +43,10 @@ __all__ = [
     'write_sim_result',
 ]
 
-STORAGES = ('sqlite3', 'mcap')
-
-ACKERMANN_DRIVE_MSG = '''float32 steering_angle
-float32 steering_angle_velocity
-float32 speed
-float32 acceleration
-float32 jerk
-'''
-ACKERMANN_DRIVE_STAMPED_MSG = '''std_msgs/Header header
-AckermannDrive drive
-'''
-
-_TYPESTORE: Any = None
-
-
-class BagError(RcSimError):
-    """A bag is missing, corrupt, empty or lacks a needed topic."""
-
 
 def typestore() -> Any:
-    """The shared rosbags typestore (ROS 2 Humble definitions + ackermann_msgs)."""
-    global _TYPESTORE
-    if _TYPESTORE is None:
-        from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-
-        ts = get_typestore(Stores.ROS2_HUMBLE)
-        types: dict[str, Any] = {}
-        types.update(get_types_from_msg(ACKERMANN_DRIVE_MSG, 'ackermann_msgs/msg/AckermannDrive'))
-        types.update(get_types_from_msg(ACKERMANN_DRIVE_STAMPED_MSG,
-                                        'ackermann_msgs/msg/AckermannDriveStamped'))
-        ts.register(types)
-        _TYPESTORE = ts
-    return _TYPESTORE
+    """The typestore messages are built with (the bag layer's base store)."""
+    return base_typestore()
 
 
 # --------------------------------------------------------------------------- message builders
@@ -200,235 +163,181 @@ def path_msg(t_ns: int, x: npt.ArrayLike, y: npt.ArrayLike, yaw: npt.ArrayLike,
     return _t('nav_msgs/msg/Path')(header=_header(t_ns, frame_id), poses=poses)
 
 
-# --------------------------------------------------------------------------- writing
-class BagWriter:
-    """Atomic rosbag2 writer: ``with BagWriter(out) as bag: bag.write(topic, type, t_ns, msg)``.
-
-    The bag is built in a temporary directory next to ``path`` and renamed on success; other files
-    (plots, summaries) may be put into :attr:`directory` before the ``with`` block ends.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], *, storage: str = 'sqlite3',
-                 force: bool = False) -> None:
-        if storage not in STORAGES:
-            raise ConfigError(f'unknown bag storage {storage!r} (choose one of '
-                              f'{", ".join(STORAGES)})')
-        self.path = Path(path)
-        self.storage = storage
-        self.force = force
-        self._stack: ExitStack | None = None
-        self._writer: Any = None
-        self._connections: dict[str, Any] = {}
-        self._tmp: Path | None = None
-        self.counts: dict[str, int] = {}
-
-    @property
-    def directory(self) -> Path:
-        """The (temporary) bag directory while writing."""
-        if self._tmp is None:
-            raise OutputError(f'{self.path}: bag is not open')
-        return self._tmp
-
-    def __enter__(self) -> BagWriter:
-        from rosbags.rosbag2 import StoragePlugin, Writer
-
-        stack = ExitStack()
-        try:
-            self._tmp = stack.enter_context(atomic_output_dir(self.path, force=self.force))
-        except OSError as exc:
-            raise OutputError(f'{self.path}: cannot write ({exc.strerror or exc})') from None
-        plugin = StoragePlugin.SQLITE3 if self.storage == 'sqlite3' else StoragePlugin.MCAP
-        try:
-            self._writer = Writer(self._tmp, version=8, storage_plugin=plugin)
-            self._writer.open()
-        except Exception as exc:
-            stack.close()
-            raise OutputError(f'{self.path}: cannot create bag ({exc})') from None
-        self._stack = stack
-        return self
-
-    def write(self, topic: str, msgtype: str, t_ns: int, msg: Any) -> None:
-        """Serialize ``msg`` (a typestore message of ``msgtype``) on ``topic`` at ``t_ns``."""
-        conn = self._connections.get(topic)
-        ts = typestore()
-        if conn is None:
-            conn = self._writer.add_connection(topic, msgtype, typestore=ts)
-            self._connections[topic] = conn
-            self.counts[topic] = 0
-        elif conn.msgtype != msgtype:
-            raise ConfigError(f'{self.path}: topic {topic} written as {conn.msgtype} and '
-                              f'{msgtype}')
-        self._writer.write(conn, int(t_ns), ts.serialize_cdr(msg, msgtype))
-        self.counts[topic] += 1
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        assert self._stack is not None and self._tmp is not None
-        stack, tmp = self._stack, self._tmp
-        self._stack = None
-        try:
-            self._writer.close()
-            if exc_type is None:
-                rename_bag_storage(tmp, self.path.name)
-        except Exception as err:
-            if exc_type is None:
-                stack.__exit__(type(err), err, err.__traceback__)
-                raise OutputError(f'{self.path}: cannot finish bag ({err})') from None
-        stack.__exit__(exc_type, exc, tb)
-        self._tmp = None
-
-
-# --------------------------------------------------------------------------- reading
-@contextmanager
-def open_bag(path: str | os.PathLike[str]) -> Iterator[Any]:
-    """An open ``rosbags.highlevel.AnyReader`` over a bag (directory, .db3/.mcap file, ROS 1 .bag).
-
-    Raises:
-        BagError: one line when the bag is missing, not a bag, corrupt or holds no messages.
-    """
-    from rosbags.highlevel import AnyReader
-
-    p = Path(path)
-    if not p.exists():
-        raise BagError(f'bag {str(p)!r} not found')
-    if p.is_file() and p.suffix in ('.db3', '.mcap'):
-        if not (p.parent / 'metadata.yaml').is_file():
-            raise BagError(f'{p}: no metadata.yaml next to it (give the rosbag2 directory)')
-        p = p.parent
-    elif p.is_dir() and not (p / 'metadata.yaml').is_file():
-        raise BagError(f'{p}: not a rosbag2 directory (no metadata.yaml)')
-    elif p.is_file() and p.suffix != '.bag':
-        raise BagError(f'{p}: not a bag (expected a rosbag2 directory, .db3, .mcap or .bag)')
-    try:
-        reader = AnyReader([p], default_typestore=typestore())
-        reader.open()
-    except Exception as exc:
-        raise BagError(f'{p}: cannot read bag ({_one_line(exc)})') from None
-    try:
-        if reader.message_count == 0:
-            raise BagError(f'{p}: bag holds no messages')
-        yield reader
-    finally:
-        reader.close()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f'{type(exc).__name__}: {text[0]}' if text else type(exc).__name__
-
-
-def require_topics(reader: Any, topics: Iterable[str], path: str | os.PathLike[str] = 'bag'
-                   ) -> dict[str, str]:
-    """Topic -> message type of the bag; BagError naming the first missing topic."""
-    have = {c.topic: c.msgtype for c in reader.connections}
-    for topic in topics:
-        if topic not in have:
-            listed = ', '.join(sorted(have)) or 'none'
-            raise BagError(f'{path}: topic {topic} not in bag (it has: {listed})')
-    return have
-
-
-def read_topic(reader: Any, topic: str) -> tuple[npt.NDArray[np.int64], list[Any]]:
-    """Receive times [ns] and deserialized messages of one topic, in time order."""
-    conns = [c for c in reader.connections if c.topic == topic]
-    if not conns:
-        raise BagError(f'topic {topic} not in bag')
-    times: list[int] = []
-    msgs: list[Any] = []
-    try:
-        for conn, t_ns, raw in reader.messages(connections=conns):
-            times.append(t_ns)
-            msgs.append(reader.deserialize(raw, conn.msgtype))
-    except Exception as exc:
-        raise BagError(f'topic {topic}: cannot decode messages ({_one_line(exc)})') from None
-    return np.asarray(times, dtype=np.int64), msgs
-
-
 # --------------------------------------------------------------------------- simulation results
+def _frames(namespaces: Sequence[str], i: int
+            ) -> tuple[Callable[[str], str], Callable[[str], str]]:
+    ns = namespaces[i]
+
+    def top(name: str) -> str:
+        return f'/{ns}/{name}' if ns else f'/{name}'
+
+    def frame(name: str) -> str:
+        return f'{ns}/{name}' if ns else name
+
+    return top, frame
+
+
+def _yaw_quaternions(yaw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    half = 0.5 * np.asarray(yaw, dtype=np.float64)
+    zeros = np.zeros_like(half)
+    return np.stack([zeros, zeros, np.sin(half), np.cos(half)], axis=-1)
+
+
+def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str]) -> list[RawBatch]:
+    """The messages of (a chunk of) simulation streams as bulk-serialised batches.
+
+    Topics (docs/conventions.md) and their order at equal stamps: /clock, /cmd_vel,
+    /steering_angle, /rear_wheel_speed, /odom, /tf, /imu, /joint_states, /scan_raw, /scan; with
+    several cars each car's topics and frames get the prefix of its namespace. LaserScan fields
+    come from the first car's vehicle.yaml. A corrupted scan is written at ``max(sample time,
+    header stamp)`` (the error model's latency); lost scans are not written.
+    """
+    from rc_sim_engine.sensors import JOINT_NAMES
+
+    out: list[RawBatch] = []
+    clock = np.asarray(streams['clock']['t_ns'], dtype=np.int64)
+    out.append(RawBatch('/clock', 'rosgraph_msgs/msg/Clock', clock, cdr.clock(clock), 0))
+    sens = params[0].sensors
+    c, o, m, j = (streams[k] for k in ('commands', 'odom', 'imu', 'joints'))
+    sc = streams['scan']
+    for i in range(len(namespaces)):
+        top, frame = _frames(namespaces, i)
+        if len(c.get('t_ns', ())):
+            t = np.asarray(c['t_ns'], dtype=np.int64)
+            v, w = c['linear_x'][:, i], c['angular_z'][:, i]
+            ok = np.isfinite(v) & np.isfinite(w)
+            zero = np.zeros(int(ok.sum()))
+            out.append(RawBatch(top('cmd_vel'), 'geometry_msgs/msg/Twist', t[ok], cdr.twist(
+                np.stack([v[ok], zero, zero], axis=-1), np.stack([zero, zero, w[ok]], axis=-1)),
+                1))
+            acc = np.asarray(c['accepted'][:, i], dtype=bool)
+            out.append(RawBatch(top('steering_angle'), 'std_msgs/msg/Float64', t[acc],
+                                cdr.float64(c['steering_angle'][acc, i]), 2))
+            out.append(RawBatch(top('rear_wheel_speed'), 'std_msgs/msg/Float64', t[acc],
+                                cdr.float64(c['wheel_speed'][acc, i]), 3))
+        t = np.asarray(o['t_ns'], dtype=np.int64)
+        zero = np.zeros(len(t))
+        q = _yaw_quaternions(o['yaw'][:, i])
+        xyz = np.stack([o['x'][:, i], o['y'][:, i], zero], axis=-1)
+        out.append(RawBatch(top('odom'), 'nav_msgs/msg/Odometry', t, cdr.odometry(
+            t, frame('odom'), frame('base_link'), xyz, q,
+            np.stack([o['vx'][:, i], o['vy'][:, i], zero], axis=-1),
+            np.stack([zero, zero, o['yaw_rate'][:, i]], axis=-1)), 4))
+        out.append(RawBatch('/tf', 'tf2_msgs/msg/TFMessage', t, cdr.tf_message(
+            t, frame('odom'), frame('base_link'), xyz, q), 5))
+        t = np.asarray(m['t_ns'], dtype=np.int64)
+        zero = np.zeros(len(t))
+        out.append(RawBatch(top('imu'), 'sensor_msgs/msg/Imu', t, cdr.imu(
+            t, frame('imu_link'), _yaw_quaternions(m['yaw'][:, i]),
+            np.stack([zero, zero, m['yaw_rate'][:, i]], axis=-1),
+            np.stack([m['fx'][:, i], m['fy'][:, i], m['fz'][:, i]], axis=-1)), 6))
+        t = np.asarray(j['t_ns'], dtype=np.int64)
+        out.append(RawBatch(top('joint_states'), 'sensor_msgs/msg/JointState', t,
+                            cdr.joint_state(t, '', JOINT_NAMES, j['position'][:, i],
+                                            j['velocity'][:, i]), 7))
+        if len(sc.get('t_ns', ())):
+            t = np.asarray(sc['t_ns'], dtype=np.int64)
+            fan = (frame('laser'), sens.lidar_angle_min,
+                   sens.lidar_angle_min + sens.lidar_angle_increment
+                   * (sc['ranges'].shape[-1] - 1), sens.lidar_angle_increment, 0.0,
+                   1.0 / sens.lidar_update_rate, sens.lidar_range_min, sens.lidar_range_max)
+            if 'raw' in sc:
+                out.append(RawBatch(top('scan_raw'), 'sensor_msgs/msg/LaserScan', t,
+                                    cdr.laser_scan(t, *fan, sc['raw'][:, i]), 8))
+            lost = np.asarray(sc['lost'][:, i], dtype=bool)
+            keep = slice(None) if not lost.any() else ~lost  # a view when nothing is lost
+            stamp = np.asarray(sc['stamp_ns'][keep, i], dtype=np.int64)
+            out.append(RawBatch(top('scan'), 'sensor_msgs/msg/LaserScan',
+                                np.maximum(t[keep], stamp),
+                                cdr.laser_scan(stamp, *fan, sc['ranges'][keep, i]), 9))
+    return out
+
+
+def extra_batches(extra: Iterable[tuple[str, str, int, Any]]) -> list[RawBatch]:
+    """Caller messages ``(topic, msgtype, t_ns, msg)`` (typestore messages) as batches, ordered
+    after the simulation's topics at equal stamps."""
+    out = []
+    for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
+        store = typestore()
+        data = np.frombuffer(bytes(store.serialize_cdr(msg, msgtype)), dtype=np.uint8)
+        out.append(RawBatch(topic, msgtype, np.array([int(t_ns)], dtype=np.int64),
+                            data.reshape(1, -1), 10 + order))
+    return out
+
+
+class SimBagStream:
+    """A simulation's streams into a :class:`BagWriter`, chunk after chunk (a
+    :class:`~rc_sim_engine.recorder.StreamSink`): bulk CDR, many messages per storage call.
+
+    The first chunk also writes ``/tf_static`` and ``/robot_description`` of every car at its
+    first stamp (see :func:`write_sim_result`). Messages stamped after the end of their chunk
+    (scans delayed by the error model's latency) wait for the next chunk, so the bag stays in
+    time order.
+    """
+
+    def __init__(self, bag: BagWriter, params: Sequence[Any], *,
+                 namespaces: Sequence[str] | None = None, robot_model: bool = True,
+                 lidar: bool = True, extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
+        n = len(params)
+        if namespaces is None:
+            namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
+        if len(namespaces) != n:
+            raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
+        self.bag, self.params, self.namespaces = bag, list(params), list(namespaces)
+        self.robot_model, self.lidar = robot_model, lidar
+        self._extra = extra_batches(extra)
+        self._carry: list[RawBatch] = []
+        self._started = False
+
+    def write_chunk(self, streams: dict[str, Any], final: bool,
+                    until_ns: int | None = None) -> None:
+        """Write one chunk; messages stamped after ``until_ns`` wait for the next one."""
+        batches = self._carry + sim_batches(streams, self.params, self.namespaces)
+        if self._extra:
+            batches += self._extra
+            self._extra = []
+        self._carry = []
+        if not final and until_ns is not None:
+            now, later = [], []
+            for b in batches:
+                late = b.t_ns > until_ns
+                if late.any():
+                    later.append(RawBatch(b.topic, b.msgtype, b.t_ns[late], b.rows[late],
+                                          b.order))
+                    b = RawBatch(b.topic, b.msgtype, b.t_ns[~late], b.rows[~late], b.order)
+                now.append(b)
+            batches, self._carry = now, later
+        if not self._started:
+            stamps = [int(b.t_ns.min()) for b in batches if len(b)]
+            if stamps and self.robot_model:
+                from rc_sim_description.bags.robot import car_urdf, write_robot_model
+
+                for i, ns in enumerate(self.namespaces):
+                    topic = f'/{ns}/robot_description' if ns else '/robot_description'
+                    write_robot_model(self.bag, car_urdf(self.params[i], lidar=self.lidar),
+                                      min(stamps), prefix=ns, description_topic=topic)
+            self._started = bool(stamps)
+        self.bag.write_batches(batches)
+
+
 def write_sim_result(bag: BagWriter, result: Any, *, namespaces: Sequence[str] | None = None,
-                     extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
-    """Write every stream of a :class:`~rc_sim_engine.simulator.SimResult` in time order.
+                     extra: Iterable[tuple[str, str, int, Any]] = (),
+                     robot_model: bool = True) -> None:
+    """Write every stream of a :class:`~rc_sim_engine.streams.SimResult` in time order.
 
     Topics (docs/conventions.md): /clock, /cmd_vel, /steering_angle, /rear_wheel_speed,
     /joint_states, /odom, /tf, /imu, /scan (+ /scan_raw with an error model). With several cars,
     car i's topics and frames get the prefix ``namespaces[i]`` (default ``car_<i>``). ``extra``
     adds caller messages ``(topic, msgtype, t_ns, msg)`` (e.g. ``/reference_path``).
+    ``robot_model`` adds ``/tf_static`` (the URDF's fixed joints: base_link -> chassis_link ->
+    imu_link, laser) and ``/robot_description`` (the expanded URDF) at the first stamp, per car
+    (``/<ns>/robot_description``, frames prefixed ``<ns>/``). Messages are serialised in bulk
+    (:mod:`rc_sim_description.bags.cdr_bulk`).
     """
-    from rc_sim_engine.sensors import JOINT_NAMES
-
-    n = result.n_cars
-    if namespaces is None:
-        namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
-    if len(namespaces) != n:
-        raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
-    # (stamp, order within a stamp, topic, type, message factory): messages are built lazily
-    items: list[tuple[int, int, str, str, Callable[[], Any]]] = []
-
-    def add(t_ns: int, order: int, topic: str, msgtype: str, build: Callable[[], Any]) -> None:
-        items.append((int(t_ns), order, topic, msgtype, build))
-
-    s = result.streams
-    for t_ns in s['clock']['t_ns']:
-        add(t_ns, 0, '/clock', 'rosgraph_msgs/msg/Clock', partial(clock_msg, int(t_ns)))
-    sens = result.params[0].sensors
-    for i, ns in enumerate(namespaces):
-        def top(name: str, ns: str = ns) -> str:
-            return f'/{ns}/{name}' if ns else f'/{name}'
-
-        def frame(name: str, ns: str = ns) -> str:
-            return f'{ns}/{name}' if ns else name
-
-        c = s['commands']
-        for k, t_ns in enumerate(c['t_ns']):
-            v, w = float(c['linear_x'][k, i]), float(c['angular_z'][k, i])
-            if math.isfinite(v) and math.isfinite(w):
-                add(t_ns, 1, top('cmd_vel'), 'geometry_msgs/msg/Twist', partial(twist_msg, v, w))
-            if bool(c['accepted'][k, i]):
-                add(t_ns, 2, top('steering_angle'), 'std_msgs/msg/Float64',
-                    partial(float64_msg, float(c['steering_angle'][k, i])))
-                add(t_ns, 3, top('rear_wheel_speed'), 'std_msgs/msg/Float64',
-                    partial(float64_msg, float(c['wheel_speed'][k, i])))
-        o = s['odom']
-        odom_frame, base = frame('odom'), frame('base_link')
-        for k, t_ns in enumerate(o['t_ns']):
-            x, y, yaw, vx, vy, r = (float(o[key][k, i])
-                                    for key in ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate'))
-            add(t_ns, 4, top('odom'), 'nav_msgs/msg/Odometry',
-                partial(odometry_msg, int(t_ns), x, y, yaw, vx, vy, r, frame_id=odom_frame,
-                        child_frame_id=base))
-            add(t_ns, 5, '/tf', 'tf2_msgs/msg/TFMessage',
-                partial(tf_msg, int(t_ns), x, y, yaw, frame_id=odom_frame, child_frame_id=base))
-        m = s['imu']
-        for k, t_ns in enumerate(m['t_ns']):
-            yaw, r, fx, fy, fz = (float(m[key][k, i])
-                                  for key in ('yaw', 'yaw_rate', 'fx', 'fy', 'fz'))
-            add(t_ns, 6, top('imu'), 'sensor_msgs/msg/Imu',
-                partial(imu_msg, int(t_ns), yaw, r, fx, fy, fz, frame_id=frame('imu_link')))
-        j = s['joints']
-        for k, t_ns in enumerate(j['t_ns']):
-            add(t_ns, 7, top('joint_states'), 'sensor_msgs/msg/JointState',
-                partial(joint_state_msg, int(t_ns), JOINT_NAMES, j['position'][k, i],
-                        j['velocity'][k, i]))
-        sc = s['scan']
-        if len(sc.get('t_ns', ())):
-            fan: dict[str, Any] = {
-                'angle_min': sens.lidar_angle_min, 'angle_increment': sens.lidar_angle_increment,
-                'range_min': sens.lidar_range_min, 'range_max': sens.lidar_range_max,
-                'scan_time': 1.0 / sens.lidar_update_rate, 'frame_id': frame('laser')}
-            for k, t_ns in enumerate(sc['t_ns']):
-                if 'raw' in sc:
-                    add(t_ns, 8, top('scan_raw'), 'sensor_msgs/msg/LaserScan',
-                        partial(laser_scan_msg, int(t_ns), sc['raw'][k, i], **fan))
-                if not bool(sc['lost'][k, i]):
-                    stamp_ns = int(sc['stamp_ns'][k, i])
-                    add(max(int(t_ns), stamp_ns), 9, top('scan'), 'sensor_msgs/msg/LaserScan',
-                        partial(laser_scan_msg, stamp_ns, sc['ranges'][k, i], **fan))
-    for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
-        add(t_ns, 10 + order, topic, msgtype, partial(_identity, msg))
-    items.sort(key=lambda it: (it[0], it[1]))
-    for t_ns, _, topic, msgtype, build in items:
-        bag.write(topic, msgtype, t_ns, build())
-
-
-def _identity(msg: Any) -> Any:
-    return msg
+    if getattr(result, 'decimated', False):
+        raise ConfigError('write_sim_result: this result keeps decimated streams only (it was '
+                          'streamed to a sink); stream it to the bag with SimBagStream instead')
+    lidar = bool(len(result.streams['scan'].get('t_ns', ())))
+    stream = SimBagStream(bag, result.params, namespaces=namespaces, robot_model=robot_model,
+                          lidar=lidar, extra=extra)
+    stream.write_chunk(result.streams, final=True)

@@ -1,9 +1,10 @@
 """N >= 1 simulated cars stepped together: the engine's stateful shell over the compiled kernels.
 
-Command chain per physics step (same order as the real car and the gz launch): mapper outputs
-(``/steering_angle`` [rad], ``/rear_wheel_speed`` [rad/s]) -> pure ``command_latency`` delay
-(rounded to whole steps) -> steering trim + saturation -> hinge servo and wheel speed loop -> model
-+ integrator.
+Command chain per physics step (same order as the real car and the gz launch): commands (by
+default the mapper outputs ``/steering_angle`` [rad] and ``/rear_wheel_speed`` [rad/s]; or a
+normalised servo command and an ESC duty, see ``steering_kind`` / ``drive_kind``) -> pure
+``command_latency`` delay (rounded to whole steps) -> steering trim or normalised map +
+saturation + dead band -> servo model (+ backlash) and drive model -> model + integrator.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from rc_sim_engine import _kernels
 from rc_sim_engine.actuators import latency_steps
 from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model
-from rc_sim_engine.packed import P_LR, pack_params
+from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
 from rc_sim_engine.state import (
+    DUTY,
     FRONT_LEFT_WHEEL_ANGLE,
     FRONT_RIGHT_WHEEL_ANGLE,
     N_STATE,
@@ -88,20 +90,28 @@ class Car:
         n: number of cars when ``params`` is a single set.
         tyre_model: override of ``params.tyres.tyre_model`` (also ``fiala_unsaturated``).
         load_transfer: shift axle loads by ``m ax h / L``.
+        steering_kind: ``'angle'``: steering commands are angles [rad] (trim ``steering_gain``,
+            ``steering_offset``); ``'normalised'``: servo commands s in [-1, 1] through the
+            left/right map of vehicle.yaml.
+        drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
+            ``drive.drive_model: throttle``).
     """
 
     def __init__(self, params: VehicleParams | Sequence[VehicleParams], *,
                  model: str = 'single_track', integrator: str = 'rk4', dt: float = 1e-3,
                  n: int | None = None, tyre_model: str | None = None,
-                 load_transfer: bool = False) -> None:
+                 load_transfer: bool = False, steering_kind: str = 'angle',
+                 drive_kind: str = 'wheel_speed') -> None:
         self.params = as_param_list(params, n)
         self.n = len(self.params)
         self.model = get_model(model)
         self._integ_id = get_integrator(integrator)
         self.dt = float(dt)
         self._n_sub = substeps(self.dt)
+        self.steering_kind = steering_kind
+        self.drive_kind = resolve_drive_kind(self.params, drive_kind)
         self._p = pack_params(self.params, tyre_model=tyre_model, load_transfer=load_transfer,
-                              substep=self.dt / self._n_sub)
+                              substep=self.dt / self._n_sub, steering_kind=steering_kind)
         self._delay = np.array([latency_steps(p.timing.command_latency, self.dt)
                                 for p in self.params], dtype=np.int64)
         self._buf = np.zeros((self.n, int(np.max(self._delay)) + 1, 2))
@@ -114,7 +124,8 @@ class Car:
     # ------------------------------------------------------------------ control
     def reset(self, x: ArrayLike = 0.0, y: ArrayLike = 0.0, yaw: ArrayLike = 0.0,
               speed: ArrayLike = 0.0) -> None:
-        """Base_link pose in odom and forward speed [m/s]; wheels rolling, steering centred."""
+        """Base_link pose in odom and forward speed [m/s]; wheels rolling (speed / effective
+        radius), steering centred, ESC duty lag primed by the first command."""
         n = self.n
         xs, ys = batch_array(x, n, 'x'), batch_array(y, n, 'y')
         yaws, v = batch_array(yaw, n, 'yaw'), batch_array(speed, n, 'speed')
@@ -124,7 +135,7 @@ class Car:
         self.state[:, Y] = ys + lr * np.sin(yaws)
         self.state[:, YAW] = yaws
         self.state[:, VX] = v
-        self.state[:, WHEEL_SPEED] = v / np.array([p.geometry.wheel_radius for p in self.params])
+        self.state[:, WHEEL_SPEED] = v / self._p[:, P_R]
         self.time = 0.0
         self._head = 0
         self._primed = False
@@ -132,6 +143,9 @@ class Car:
     def step(self, steering_angle_cmd: ArrayLike, wheel_speed_cmd: ArrayLike,
              n_steps: int = 1) -> None:
         """Hold the commands (scalar or (N,)) for ``n_steps`` physics steps.
+
+        The commands are of the kinds given to the constructor: ``steering_angle_cmd`` is an
+        angle [rad] or a normalised command, ``wheel_speed_cmd`` a wheel speed [rad/s] or a duty.
 
         One compiled call whatever ``n_steps``; a scalar float command costs no array allocation,
         so a single car stepped once per call stays cheap (a few microseconds, see the benchmark).
@@ -143,6 +157,8 @@ class Car:
         if not self._primed:  # commands before the first one are taken equal to it
             self._buf[:, :, 0] = steer[:, None]
             self._buf[:, :, 1] = wheel[:, None]
+            if self.drive_kind == 'throttle':  # the duty lag starts settled on it
+                self.state[:, DUTY] = np.clip(wheel, -1.0, 1.0)
             self._primed = True
         kernel = _kernels.step_cars_parallel if self.n >= PARALLEL_MIN_CARS else _kernels.step_cars
         self._head = kernel(
@@ -181,6 +197,32 @@ class Car:
         self.state[m, X] = np.asarray(x, dtype=float) + lr * np.cos(yaws)
         self.state[m, Y] = np.asarray(y, dtype=float) + lr * np.sin(yaws)
         self.state[m, YAW] = yaws
+
+    # ------------------------------------------------------------------ compiled loops
+    def stepping(self) -> tuple[FloatArray, FloatArray, int, int, int, bool, FloatArray,
+                                NDArray[np.int64], bool]:
+        """What a compiled loop that steps these cars in place needs (as :meth:`step` calls
+        the kernels): state, packed parameters, sub-steps, model and integrator ids, kinematic
+        projection, delay ring (N, K, 2), delays (N,), throttle drive. See :meth:`stepped`."""
+        return (self.state, self._p, self._n_sub, self.model.kernel_id, self._integ_id,
+                self.model.project_kinematic, self._buf, self._delay,
+                self.drive_kind == 'throttle')
+
+    @property
+    def delay_head(self) -> tuple[int, bool]:
+        """(next write slot of the delay ring, whether the ring was primed by a first step)."""
+        return self._head, self._primed
+
+    def stepped(self, n_steps: int, head: int, primed: bool) -> None:
+        """Book-keeping after a compiled loop advanced the cars ``n_steps`` steps."""
+        self._head = head
+        self._primed = primed
+        self.time += n_steps * self.dt
+
+    @property
+    def base_link_offset(self) -> FloatArray:
+        """Distance CG -> base_link (rear axle) along the body x axis [m] (N,)."""
+        return self._p[:, P_LR].copy()
 
     # ------------------------------------------------------------------ outputs
     def base_link_pose(self) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -22,9 +22,11 @@ __all__ = ['SUBCOMMAND_MODULES', 'build_parser', 'main']
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     'rc_sim_engine.cli_run',            # rcsim run
     'rc_sim_engine.cli_track',          # rcsim track, rcsim evaluate
+    'rc_sim_engine.cli_map',            # rcsim map info|to-sdf|centerline
     'rc_sim_sensors.cli',               # rcsim lidar apply|stats
     'rc_sim_calibration.cli',           # rcsim fit, rcsim replay, rcsim protocol
     'rc_sim_description.cli',           # rcsim describe
+    'rc_sim_description.cli_inspect',   # rcsim inspect
 )
 
 

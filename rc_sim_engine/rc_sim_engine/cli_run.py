@@ -1,12 +1,13 @@
 """``rcsim run``: simulate a scenario in a world with the embedded engine and write a bag + plots.
 
-    rcsim run --world basic_track --scenario figure_eight --out runs/eight
+    rcsim run --world flat_track --scenario two_circles --out runs/eight
 
 Scenarios: a named manoeuvre of :func:`rc_sim_control.commands.manoeuvre`, a scenario shipped in
 ``rc_sim_engine/config/scenarios/<name>.yaml`` (e.g. ``basic_track_lap``), a scenario YAML file
 (:func:`rc_sim_control.commands.load_sequence`), or the ``/cmd_vel`` of an existing bag
 (``--cmd-vel-bag``). The output directory is a rosbag2 bag (sqlite3 by default) that also holds
-``trajectory.png``, ``signals.png`` and ``summary.yaml``; it appears only when the run succeeded.
+``trajectory.png``, ``signals.png``, ``summary.yaml``, ``index.html`` (summary and plots on one
+page) and, with ``--animate``, ``animation.gif``; it appears only when the run succeeded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import warnings
 
 __all__ = ['command', 'register', 'scenario_path', 'sequence_from_bag']
 
+WORLD_ORDER = ('basic_track', 'figure_eight', 'flat_track')  # suggestion order (walled first)
+
 
 def register(subparsers: Any) -> None:
     """Add ``rcsim run`` to the top-level parser."""
@@ -28,14 +31,19 @@ def register(subparsers: Any) -> None:
         description='Simulate a scenario in a world with the embedded engine. The output '
         'directory is a rosbag2 bag (/clock, /cmd_vel, /steering_angle, /rear_wheel_speed, '
         '/joint_states, /odom, /tf, /imu, /scan, + /scan_raw with lidar errors) that also holds '
-        'trajectory.png, signals.png and summary.yaml. Example: rcsim run --world basic_track '
+        'trajectory.png, signals.png, summary.yaml and index.html (everything on one page). A '
+        "named manoeuvre starts at the world's spawn pose, or at the nearest pose inside the "
+        'track where it stays clear of the walls; one that fits nowhere in the world is '
+        'refused with a world that fits. Example: rcsim run --world basic_track '
         '--scenario basic_track_lap --out runs/lap')
     p.add_argument('--world', default='basic_track',
-                   help='world name or SDF file (default: basic_track)')
+                   help='world name, SDF file or map_server track map YAML (default: '
+                   'basic_track)')
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument('--scenario', help='manoeuvre name (line, circle_left, circle_right, '
-                     'figure_eight, steering_steps, speed_steps, slalom, steering_chirp), shipped '
-                     'scenario name (basic_track_lap) or scenario YAML file')
+                     'two_circles, steering_steps, speed_steps, slalom, steering_chirp), shipped '
+                     'scenario name (basic_track_lap) or scenario YAML file (a YAML may drive '
+                     'backwards: negative linear_x)')
     src.add_argument('--cmd-vel-bag', metavar='BAG', help='replay the /cmd_vel of this bag')
     p.add_argument('--out', required=True, help='output bag directory (missing parent '
                    'directories are created)')
@@ -59,15 +67,21 @@ def register(subparsers: Any) -> None:
                    'possible)')
     p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'),
                    help="base_link start pose in odom (default: the world's spawn pose, moved "
-                   'to the nearest free pose when the scenario would hit a wall there)')
-    p.add_argument('--speed', type=float, help='manoeuvre speed [m/s] (named manoeuvres)')
-    p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, figure eight)')
+                   'to the nearest pose inside the track where the scenario stays clear of the '
+                   'walls)')
+    p.add_argument('--speed', type=float, help='manoeuvre speed [m/s], > 0 (named manoeuvres '
+                   'drive forwards)')
+    p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, two_circles; '
+                   'at least the minimum turning radius)')
     p.add_argument('--mode', default='yaw_rate', choices=('curvature', 'radius',
                                                           'steering_angle', 'yaw_rate'),
                    help='mapper mode of the /cmd_vel in --cmd-vel-bag (default: yaw_rate)')
     p.add_argument('--collision', default='stop', choices=('stop', 'bounce', 'ignore'),
                    help='response when the car touches an obstacle (default: stop)')
     p.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    p.add_argument('--animate', action='store_true', help='also write animation.gif: walls, '
+                   'car footprint, trail and lidar scan (at most 300 frames at 10 fps; a few '
+                   'seconds)')
     p.add_argument('--force', action='store_true', help='overwrite an existing output')
     p.set_defaults(func=command)
 
@@ -89,7 +103,7 @@ def sequence_from_bag(path: str, mode: str) -> Any:
     import numpy as np
 
     from rc_sim_control.commands import CommandSequence
-    from rc_sim_engine.bagio import BagError, open_bag, read_topic, require_topics
+    from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
 
     with open_bag(path) as reader:
         types = require_topics(reader, ['/cmd_vel'], path)
@@ -107,7 +121,13 @@ def sequence_from_bag(path: str, mode: str) -> Any:
 
 
 def _sequence(args: argparse.Namespace, params: Any) -> Any:
-    from rc_sim_control.commands import MANOEUVRES, load_sequence, manoeuvre
+    from rc_sim_control.commands import (
+        MANOEUVRE_ALIASES,
+        MANOEUVRES,
+        canonical_manoeuvre,
+        load_sequence,
+        manoeuvre,
+    )
     from rc_sim_description.errors import ConfigError
 
     if args.cmd_vel_bag:
@@ -115,8 +135,11 @@ def _sequence(args: argparse.Namespace, params: Any) -> Any:
     name = args.scenario
     kwargs = {key: getattr(args, key) for key in ('speed', 'radius')
               if getattr(args, key) is not None}
-    if name in MANOEUVRES:
-        return manoeuvre(name, params, **kwargs)
+    canonical, note = canonical_manoeuvre(name)
+    if note:
+        print(f'note: {note}', file=sys.stderr)
+    if canonical in MANOEUVRES:
+        return manoeuvre(canonical, params, **kwargs)
     if kwargs:
         raise ConfigError(f'--speed/--radius apply to named manoeuvres, not to {name!r}')
     path = Path(name)
@@ -128,7 +151,7 @@ def _sequence(args: argparse.Namespace, params: Any) -> Any:
     from rc_sim_description.yamlio import did_you_mean
 
     shipped_names = _shipped_scenarios()
-    hint = did_you_mean(name, [*MANOEUVRES, *shipped_names])
+    hint = did_you_mean(name, [*MANOEUVRES, *MANOEUVRE_ALIASES, *shipped_names])
     raise ConfigError(f'unknown scenario {name!r}{hint}'
                       f' (a manoeuvre: {", ".join(MANOEUVRES)}; a shipped scenario: '
                       f'{", ".join(shipped_names) or "none"}; or a scenario YAML file)')
@@ -174,57 +197,95 @@ def command(args: argparse.Namespace) -> int:
     """Run ``rcsim run``; returns the exit status (user errors raise RcSimError)."""
     import time
 
-    import yaml
-
     from rc_sim_description.atomic import check_output_path
-    from rc_sim_description.cli_support import progress
     from rc_sim_description.errors import ConfigError
-    from rc_sim_description.params import load_vehicle_params
-    from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.bagio import BagWriter, write_sim_result
-    from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
-    from rc_sim_engine.start_pose import choose_start
-    from rc_sim_engine.world import SdfWarning, load_world
+    from rc_sim_engine._jit_cache import start_numba_without_blas
+    from rc_sim_engine.plot_worker import PlotWorker
 
     wall0 = time.perf_counter()
     _positive('--duration', args.duration)
+    _positive('--speed', args.speed)
+    _positive('--radius', args.radius)
     if not (math.isfinite(args.realtime_factor) and args.realtime_factor >= 0):
         raise ConfigError(f'--realtime-factor: must be >= 0, got {args.realtime_factor!r}')
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     check_output_path(args.out, force=args.force)  # also probes that new entries can be made
+    worker = None if args.no_plots else PlotWorker()  # plots drawn on another core meanwhile
+    start_numba_without_blas()  # this process runs the engine's kernels only
+    try:
+        return _run(args, worker, wall0)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
+    """The run itself (see :func:`command`)."""
+    import time
+
+    import yaml
+
+    from rc_sim_description.bags.writer import BagWriter
+    from rc_sim_description.cli_support import progress
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.limits import MAX_DURATION_S
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.paths import world_path
+    from rc_sim_description.worlds import SpawnPose, spawn_pose
+    from rc_sim_engine.bagio import SimBagStream
+    from rc_sim_engine.map_world import load_map_world
+    from rc_sim_engine.recorder import ThreadedSink
+    from rc_sim_engine.run_limits import check_bag, check_start, check_world
+    from rc_sim_engine.simulator import SETTLE_TIME, SimConfig, Simulator
+    from rc_sim_engine.track_map import is_map_yaml
+    from rc_sim_engine.warmup import ensure_compiled
+    from rc_sim_engine.world import SdfWarning, load_world
+
     params = load_vehicle_params(overrides=args.params)
-    wpath = world_path(args.world)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always', SdfWarning)
-        world = load_world(wpath)
-    for w in caught:
-        print(f'warning: {w.message}', file=sys.stderr)
+    map_spawn = None
+    if is_map_yaml(args.world):  # a map_server track map (YAML + image)
+        wpath = Path(args.world)
+        world, map_spawn = load_map_world(wpath)
+    else:
+        wpath = world_path(args.world)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always', SdfWarning)
+            world = load_world(wpath)
+        for w in caught:
+            print(f'warning: {w.message}', file=sys.stderr)
+    check_world(world)
     seq = _sequence(args, params)
+    label = seq.name or 'scenario'
+    duration = args.duration
+    total = duration if duration is not None else float(seq.t[-1]) + SETTLE_TIME
+    MAX_DURATION_S.check(total, '--duration' if duration is not None else
+                         f'scenario {label!r} (ends at {float(seq.t[-1]):g} s)')
     config = SimConfig(model=args.model, tyre_model=args.tyre_model,
                        lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
                        realtime_factor=args.realtime_factor, collision_response=args.collision)
+    compile_s = ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
     if args.start is not None:
         if not all(math.isfinite(v) for v in args.start):
             raise ConfigError(f'--start: must be finite numbers, got {args.start}')
         start = tuple(args.start)
+        check_start([start])
         note = ''
     else:
-        spawn = spawn_pose(wpath)
-        choice = choose_start(world, params, seq, (spawn.x, spawn.y, spawn.yaw))
-        start = (choice.x, choice.y, choice.yaw)
-        note = (f' (moved from the spawn pose {spawn.x:g}, {spawn.y:g}, {spawn.yaw:g}: the '
-                f'scenario does not fit there)' if choice.moved else '')
+        spawn = spawn_pose(wpath) if map_spawn is None else SpawnPose(*map_spawn)
+        check_start([(spawn.x, spawn.y, spawn.yaw)])
+        start, note = _place(world, params, _played(seq, args.duration),
+                             (spawn.x, spawn.y, spawn.yaw), label, args.world)
     sim = Simulator(params, world, config, start=start)
-    duration = args.duration
-    label = seq.name or 'scenario'
-    total = duration if duration is not None else float(seq.t[-1]) + SETTLE_TIME
-    with progress(f'simulating {label}', total=total) as bar:
-        result = sim.play(seq, duration, progress=bar.update)
+    check_bag(sim, total)
+    title = f'{world.name}: {label}'
     with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
-        write_sim_result(bag, result)
-        plots = [] if args.no_plots else _plots(result, bag.directory, f'{world.name}: {label}')
+        # the bag is written by a thread while the loop runs (chunk by chunk, bounded memory)
+        with ThreadedSink(SimBagStream(bag, sim.params, lidar=config.lidar)) as sink:
+            with progress(f'simulating {label}', total=total) as bar:
+                result = sim.play(seq, duration, progress=bar.update, sink=sink)
+            if worker is not None:
+                worker.start(result, bag.directory, title)
         summary = result.summary()
         summary.update({'world': str(wpath), 'scenario': label, 'model': args.model,
                         'seed': args.seed, 'start': [float(v) for v in start],
@@ -233,16 +294,75 @@ def command(args: argparse.Namespace) -> int:
                             for e in result.collisions]})
         (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
                                                     encoding='utf-8')
+        bag.finish_storage()  # indexes and metadata while the plots are drawn
+        plots = [] if worker is None else worker.finish()
+        if args.animate:
+            from rc_sim_engine.animation import write_animation
+
+            plots.insert(0, write_animation(result, bag.directory / 'animation.gif', title).name)
         counts = dict(bag.counts)
+    from rc_sim_engine.index_page import write_index
+
+    write_index(args.out, f'rcsim run: {title}', summary,
+                notes=[f'start pose {start[0]:.3f}, {start[1]:.3f}, {start[2]:.3f}{note}'])
     _print_summary(args, result, summary, counts, plots, start, note,
-                   time.perf_counter() - wall0)
+                   time.perf_counter() - wall0 - compile_s, compile_s)
     return 0
 
 
-def _plots(result: Any, directory: Path, title: str) -> list[str]:
-    from rc_sim_engine.plots import save_run_plots
+def _played(seq: Any, duration: float | None) -> Any:
+    """The part of ``seq`` a run of ``duration`` seconds plays (all of it when None)."""
 
-    return [p.name for p in save_run_plots(result, directory, title)]
+    from rc_sim_control.commands import CommandSequence
+
+    if duration is None or duration >= float(seq.t[-1]):
+        return seq
+    keep = seq.t <= duration
+    keep[0] = True
+    return CommandSequence(seq.t[keep], seq.linear_x[keep], seq.angular_z[keep], seq.mode,
+                           seq.name, seq.description)
+
+
+def _place(world: Any, params: Any, seq: Any, spawn: tuple[float, float, float], label: str,
+           world_name: str) -> tuple[tuple[float, float, float], str]:
+    """Start pose for ``seq``: the spawn pose, the nearest pose inside the track where the
+    predicted path stays clear, or a one-line refusal naming a world where it fits."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_engine.start_pose import choose_start, path_extent
+
+    choice = choose_start(world, params, seq, spawn)
+    if choice.fits:
+        note = (f' (moved from the spawn pose {spawn[0]:g}, {spawn[1]:g}, {spawn[2]:g}: the '
+                f'scenario does not fit there)' if choice.moved else '')
+        return (choice.x, choice.y, choice.yaw), note
+    length, width = path_extent(seq, params)
+    other = _fitting_world(params, seq, exclude=world.name)
+    hint = f'try --world {other}' if other else 'try a shorter or tighter scenario'
+    raise ConfigError(f'scenario {label!r} does not fit in {world_name}: it sweeps about '
+                      f'{length:.1f} m x {width:.1f} m and no start pose inside the track keeps '
+                      f'it clear of the walls; {hint} (or give --start X Y YAW)')
+
+
+def _fitting_world(params: Any, seq: Any, exclude: str) -> str | None:
+    """The first shipped world (walled tracks first) where ``seq`` fits, or None."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.paths import world_path
+    from rc_sim_description.worlds import spawn_pose
+    from rc_sim_engine.start_pose import choose_start
+    from rc_sim_engine.world import load_world
+
+    for name in WORLD_ORDER:
+        if name == exclude:
+            continue
+        try:
+            path = world_path(name)
+            spawn = spawn_pose(path)
+            world = load_world(path)
+        except ConfigError:
+            continue
+        if choose_start(world, params, seq, (spawn.x, spawn.y, spawn.yaw)).fits:
+            return name
+    return None
 
 
 def _factor(value: float) -> str:
@@ -251,7 +371,7 @@ def _factor(value: float) -> str:
 
 def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any],
                    counts: dict[str, int], plots: list[str], start: tuple[float, ...], note: str,
-                   wall: float) -> None:
+                   wall: float, compile_s: float = 0.0) -> None:
     out = Path(args.out)
     lines = [
         f'rcsim run: {result.world.name} / {summary["scenario"]} -> {out}',
@@ -263,7 +383,8 @@ def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any
         f'  max lateral accel   {summary["max_lateral_acceleration_mps2"][0]:.2f} m/s^2',
         f'  collisions          {summary["collisions"][0]}',
         f'  real-time factor    {_factor(result.realtime_factor)} (loop), '
-        f'{_factor(result.sim_time / wall)} (whole command, {wall:.2f} s)',
+        f'{_factor(result.sim_time / wall)} (whole command, {wall:.2f} s'
+        + (f', without the one-time kernel compile of {compile_s:.0f} s)' if compile_s else ')'),
         f'  bag                 {out} ({args.storage}, {sum(counts.values())} messages on '
         f'{len(counts)} topics)',
     ]
@@ -271,4 +392,5 @@ def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any
         lines.append(f'  collision at t={e.t:.2f} s with {e.obstacle} at {abs(e.speed):.2f} m/s')
     if plots:
         lines.append(f'  plots               {", ".join(str(out / p) for p in plots)}')
+    lines.append(f'  summary page        {out / "index.html"}')
     print('\n'.join(lines))

@@ -1,6 +1,6 @@
 """Car footprint (oriented rectangle) against the world's boxes, discs and ring walls.
 
-Generalises the circle/rectangle distance of seed 003 (the plane around a rectangle split into edge
+Generalises the circle/rectangle distance (the plane around a rectangle split into edge
 and corner zones; here written as a clamp in the rectangle frame, which selects the same zone):
 
 * disc (c, r) vs rectangle: q = clamp(R^T (c - p), -h, h) is the closest rectangle point;
@@ -36,9 +36,11 @@ __all__ = [
     'Contact',
     'Footprint',
     'WorldArrays',
+    'box_trig',
     'check_cars',
     'check_response',
     'clearance',
+    'clearance_trig',
     'deepest_contacts',
     'footprint_contact',
     'footprint_from_params',
@@ -336,14 +338,26 @@ def check_response(name: str) -> str:
 
 
 @njit(cache=True)
-def _clearance_kernel(px: FloatArray, py: FloatArray, boxes: FloatArray, discs: FloatArray,
-                      rings: FloatArray) -> float:
-    """Smallest distance from any point (px, py) to any obstacle (0 inside a box or disc)."""
+def box_trig(boxes: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(cos yaw, sin yaw) of every box (computed once, not at every clearance query)."""
+    c = np.empty(boxes.shape[0])
+    s = np.empty(boxes.shape[0])
+    for k in range(boxes.shape[0]):
+        c[k] = math.cos(boxes[k, 2])
+        s[k] = math.sin(boxes[k, 2])
+    return c, s
+
+
+@njit(cache=True)
+def clearance_trig(px: FloatArray, py: FloatArray, boxes: FloatArray, box_cos: FloatArray,
+                   box_sin: FloatArray, discs: FloatArray, rings: FloatArray) -> float:
+    """Smallest distance from any point (px, py) to any obstacle (0 inside a box or disc), with
+    the boxes' :func:`box_trig` given."""
     best = math.inf
     for n in range(px.shape[0]):
         for k in range(boxes.shape[0]):
-            c = math.cos(boxes[k, 2])
-            s = math.sin(boxes[k, 2])
+            c = box_cos[k]
+            s = box_sin[k]
             wx = px[n] - boxes[k, 0]
             wy = py[n] - boxes[k, 1]
             lx = abs(c * wx + s * wy) - boxes[k, 3]
@@ -357,6 +371,14 @@ def _clearance_kernel(px: FloatArray, py: FloatArray, boxes: FloatArray, discs: 
             d = abs(math.hypot(px[n] - rings[k, 0], py[n] - rings[k, 1]) - rings[k, 2])
             best = min(best, d)
     return best
+
+
+@njit(cache=True)
+def _clearance_kernel(px: FloatArray, py: FloatArray, boxes: FloatArray, discs: FloatArray,
+                      rings: FloatArray) -> float:
+    """Smallest distance from any point (px, py) to any obstacle (0 inside a box or disc)."""
+    c, s = box_trig(boxes)
+    return clearance_trig(px, py, boxes, c, s, discs, rings)
 
 
 def clearance(x: FloatArray, y: FloatArray, yaw: FloatArray, footprint: Footprint,

@@ -1,9 +1,9 @@
-"""Four-wheel-steering kinematic bicycle of seed 004 §I.1 (the Cycab), engine ``kinematic_4ws``.
+"""Four-wheel-steering kinematic bicycle (a car like the INRIA Cycab), engine ``kinematic_4ws``.
 
 The rear wheels steer by ``k`` times the front angle phi (``steering.rear_steering_ratio``; the
 Cycab has k = 0.69, our car k = 0 = front steering only). With k > 0 the rear wheels turn the
 other way (counter-phase): the instantaneous centre of rotation G projects on the car axis at H
-between the rear axle centre R and the front axle centre F, and (seed 004 eq. 1-9, L = wheelbase):
+between the rear axle centre R and the front axle centre F, and (L = wheelbase):
 
     RH = L cos(phi) sin(k phi) / sin((1 + k) phi)     HF = L cos(k phi) sin(phi) / sin((1 + k) phi)
     rho_R = L cos(phi) / |sin((1 + k) phi)|         rho_F = L cos(k phi) / |sin((1 + k) phi)|
@@ -11,13 +11,14 @@ between the rear axle centre R and the front axle centre F, and (seed 004 eq. 1-
     dx_R/dt = v_R cos(theta - k phi),  dy_R/dt = v_R sin(theta - k phi)
     dtheta/dt = v_R sin((1 + k) phi) / (L cos(phi))
 
-(the seed writes theta + k phi with the rear angle counted positive the other way). k = 0 gives the
+(texts that count the rear angle positive the other way write theta + k phi). k = 0 gives the
 ordinary kinematic bicycle, rho_R = L / tan(phi).
 
 In the engine the state is at the centre of mass (lr ahead of R, :mod:`rc_sim_engine.state`): the
 rear contact speed v_R is driven by the same slip-based rear drive as the 2WS kinematic model
 (``Fx = Fz_r MF_long(kappa)``), and VX, VY, YAW_RATE relax with ``KINEMATIC_RELAXATION`` onto
-the constraint VX = v_R cos(k phi), VY = -v_R sin(k phi) + lr r, r = v_R sin((1+k)phi)/(L cos phi).
+the constraint VX = v_R cos(k phi), VY = -v_R sin(k phi) + lr r, r = v_R sin((1+k)phi)/(L cos phi)
+(``kinematic_4ws_model_rates`` in :mod:`rc_sim_engine.models`; this module imports nothing of it).
 """
 
 from __future__ import annotations
@@ -28,12 +29,8 @@ from numba import njit
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_engine import models as _models  # module object: models also imports this one
-from rc_sim_engine.packed import P_L, P_LR, P_M, P_REAR_STEER
-
 __all__ = [
     'icr_projection',
-    'kinematic_4ws_model_rates',
     'kinematic_4ws_rates',
     'rear_speed_from_front',
     'turning_radii',
@@ -44,7 +41,7 @@ FloatArray = npt.NDArray[np.float64]
 
 def icr_projection(phi: npt.ArrayLike, wheelbase: float,
                    k: float) -> tuple[FloatArray, FloatArray]:
-    """Seed 004 eq. 4: (RH, HF) [m], the foot H of the rotation centre from R and from F."""
+    """(RH, HF) [m], the foot H of the rotation centre from R and from F."""
     p = np.asarray(phi, dtype=float)
     den = np.sin((1.0 + k) * p)
     return (wheelbase * np.cos(p) * np.sin(k * p) / den,
@@ -53,21 +50,21 @@ def icr_projection(phi: npt.ArrayLike, wheelbase: float,
 
 def turning_radii(phi: npt.ArrayLike, wheelbase: float,
                   k: float) -> tuple[FloatArray, FloatArray]:
-    """Seed 004 eq. 5: (rho_R, rho_F) [m], turning radii of the rear and front axle centres."""
+    """(rho_R, rho_F) [m], turning radii of the rear and front axle centres."""
     p = np.asarray(phi, dtype=float)
     den = np.abs(np.sin((1.0 + k) * p))
     return wheelbase * np.cos(p) / den, wheelbase * np.cos(k * p) / den
 
 
 def rear_speed_from_front(v_front: npt.ArrayLike, phi: npt.ArrayLike, k: float) -> FloatArray:
-    """Seed 004 eq. 7: v_R = v_F cos(phi) / cos(k phi) [m/s]."""
+    """v_R = v_F cos(phi) / cos(k phi) [m/s]."""
     p = np.asarray(phi, dtype=float)
     return np.asarray(v_front, dtype=float) * np.cos(p) / np.cos(k * p)
 
 
 def kinematic_4ws_rates(theta: npt.ArrayLike, v_rear: npt.ArrayLike, phi: npt.ArrayLike,
                         wheelbase: float, k: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Seed 004 eq. 8: (dx_R/dt, dy_R/dt, dtheta/dt) of the rear axle centre (vectorized)."""
+    """(dx_R/dt, dy_R/dt, dtheta/dt) of the rear axle centre (vectorized)."""
     th, v, p = (np.asarray(a, dtype=float) for a in (theta, v_rear, phi))
     return (v * np.cos(th - k * p), v * np.sin(th - k * p),
             v * np.sin((1.0 + k) * p) / (wheelbase * np.cos(p)))
@@ -99,18 +96,3 @@ def velocity_rates_4ws(vx: float, vy: float, r: float, phi: float, k: float, dv_
     dx_c, dy_c, dr_c = constrained_velocity(dv_rear, phi, k, wheelbase, cg_to_rear_axle)
     return (dx_c + (vx_c - vx) / relaxation, dy_c + (vy_c - vy) / relaxation,
             dr_c + (r_c - r) / relaxation)
-
-
-@njit(cache=True, error_model='numpy')
-def kinematic_4ws_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
-                              tan_delta: float, omega: float, p: npt.NDArray[np.float64]
-                              ) -> tuple[float, float, float]:
-    """(dVX, dVY, dr) of the engine model ``kinematic_4ws`` (module docstring), same signature as
-    :func:`rc_sim_engine.models.velocity_rates`: rear slip drive at static load along the rear
-    wheel, relaxation onto the 4WS constraint."""
-    phi = math.atan2(sin_delta, cos_delta)
-    k, L, lr = p[P_REAR_STEER], p[P_L], p[P_LR]
-    v_rear = rear_contact_speed(vx, vy, r, phi, k, lr)
-    _, fz_r = _models.axle_loads(p, 0.0)
-    dv_rear = _models.rear_drive_force(v_rear, omega, p, fz_r) / p[P_M]
-    return velocity_rates_4ws(vx, vy, r, phi, k, dv_rear, L, lr, _models.KINEMATIC_RELAXATION)

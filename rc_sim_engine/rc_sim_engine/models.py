@@ -39,12 +39,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine import four_wheel_steering as _fws  # module object: it imports models too
+from rc_sim_engine.drive_models import dead_band_duty, throttle_force
+from rc_sim_engine.four_wheel_steering import rear_contact_speed, velocity_rates_4ws
 from rc_sim_engine.packed import (
     P_CF,
+    P_CM1,
+    P_CM2,
     P_CR,
+    P_CR0,
+    P_CR1,
+    P_CR2,
+    P_DRIVE_MODEL,
+    P_DUTY_DEAD_BAND,
     P_FZ_FRONT,
     P_FZ_REAR,
+    P_GRIP_LONG,
     P_H,
     P_IZ,
     P_L,
@@ -62,10 +71,11 @@ from rc_sim_engine.packed import (
     P_M,
     P_MU_LAT,
     P_R,
+    P_REAR_STEER,
     P_TRACK,
     P_TYRE,
 )
-from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.state import DUTY, N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
 from rc_sim_engine.tyres import lateral_force, mf_shape
 
 __all__ = [
@@ -75,7 +85,9 @@ __all__ = [
     'V_BLEND_LOW',
     'V_EPS',
     'VehicleModel',
+    'drive_input',
     'get_model',
+    'kinematic_4ws_model_rates',
     'kinematic_4ws_rhs',
     'kinematic_rhs',
     'model_rhs',
@@ -111,7 +123,14 @@ def axle_loads(p: NDArray[np.float64], fx_rear: float) -> tuple[float, float]:
 
 @njit(cache=True, error_model='numpy', inline='always')
 def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: float) -> float:
-    """``Fx_r = Fz_r MF_long(kappa)``, ``kappa = (R omega - vx) / max(|vx|, V_EPS)`` [N]."""
+    """``Fx_r = Fz_r MF_long(kappa)``, ``kappa = (R omega - vx) / max(|vx|, V_EPS)`` [N].
+
+    ``omega`` is the drive input: the rear wheel speed [rad/s], or for the throttle drive the
+    effective ESC duty, whose force comes from :func:`rc_sim_engine.drive_models.throttle_force`.
+    """
+    if p[P_DRIVE_MODEL] > 1.5:
+        return throttle_force(vx, omega, fz_rear, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0],
+                              p[P_CR1], p[P_CR2])
     kappa = (p[P_R] * omega - vx) / max(abs(vx), V_EPS)
     return fz_rear * mf_shape(kappa, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
 
@@ -198,6 +217,21 @@ def kinematic_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_
                            p)
 
 
+@njit(cache=True, error_model='numpy')
+def kinematic_4ws_model_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                              tan_delta: float, omega: float, p: NDArray[np.float64]
+                              ) -> tuple[float, float, float]:
+    """(dVX, dVY, dr) of the engine model ``kinematic_4ws`` (see four_wheel_steering.py),
+    same signature as :func:`velocity_rates`: rear slip drive at static load along the rear
+    wheel, relaxation onto the 4WS constraint."""
+    phi = math.atan2(sin_delta, cos_delta)
+    k, L, lr = p[P_REAR_STEER], p[P_L], p[P_LR]
+    v_rear = rear_contact_speed(vx, vy, r, phi, k, lr)
+    _, fz_r = axle_loads(p, 0.0)
+    dv_rear = rear_drive_force(v_rear, omega, p, fz_r) / p[P_M]
+    return velocity_rates_4ws(vx, vy, r, phi, k, dv_rear, L, lr, KINEMATIC_RELAXATION)
+
+
 @njit(cache=True, error_model='numpy', inline='always')
 def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
                    sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
@@ -206,8 +240,7 @@ def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: flo
     if model_id == 0:
         return kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
     if model_id == 2:
-        return _fws.kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega,
-                                              p)
+        return kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
     return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
 
 
@@ -233,6 +266,14 @@ def wheel_joint_rates(x: NDArray[np.float64], p: NDArray[np.float64], tan_delta:
     return x[WHEEL_SPEED], fl, fr
 
 
+@njit(cache=True, error_model='numpy', inline='always')
+def drive_input(x: NDArray[np.float64], p: NDArray[np.float64]) -> float:
+    """The model's drive input from the state: wheel speed, or effective duty (throttle)."""
+    if p[P_DRIVE_MODEL] > 1.5:
+        return dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND])
+    return x[WHEEL_SPEED]
+
+
 @njit(cache=True, error_model='numpy')
 def model_rhs(model_id: int, x: NDArray[np.float64], p: NDArray[np.float64],
               out: NDArray[np.float64]) -> None:
@@ -244,7 +285,7 @@ def model_rhs(model_id: int, x: NDArray[np.float64], p: NDArray[np.float64],
     out[Y] = vx * s + vy * c
     out[YAW] = r
     dvx, dvy, dr = velocity_rates(model_id, vx, vy, r, math.cos(delta), math.sin(delta),
-                                  math.tan(delta), x[WHEEL_SPEED], p)
+                                  math.tan(delta), drive_input(x, p), p)
     out[VX] = dvx
     out[VY] = dvy
     out[YAW_RATE] = dr
@@ -300,7 +341,7 @@ MODELS: dict[str, VehicleModel] = {
     'single_track': VehicleModel('single_track', single_track_rhs, 1, False,
                                  'dynamic single track, tyre law from vehicle.yaml'),
     'kinematic_4ws': VehicleModel('kinematic_4ws', kinematic_4ws_rhs, 2, False,
-                                  'four-wheel-steering kinematic bicycle (seed 004)'),
+                                  'four-wheel-steering kinematic bicycle'),
 }
 
 

@@ -15,9 +15,12 @@ from numpy.typing import NDArray
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.actuators import rear_wheel_inertia, servo_transition, steering_hinge_inertia
+from rc_sim_engine.servo_models import second_order_transition
 from rc_sim_engine.tyres import TYRE_IDS
 
-__all__ = ['GRAVITY', 'N_PARAM', 'pack_params', 'resolve_tyre_model']
+__all__ = ['DRIVE_KINDS', 'DRIVE_MODEL_IDS', 'GRAVITY', 'N_PARAM', 'SERVO_MODEL_IDS',
+           'STEERING_KINDS', 'pack_params', 'resolve_drive_kind', 'resolve_steering_kind',
+           'resolve_tyre_model']
 
 #: Gravity [m/s^2] (the value CommonRoad uses; gz worlds use 9.8, 0.1 % apart).
 GRAVITY = 9.81
@@ -32,7 +35,25 @@ GRAVITY = 9.81
 P_SERVO_PHI = 42
 #: Rear steering ratio k of the kinematic_4ws model (steering.rear_steering_ratio).
 P_REAR_STEER = 51
-N_PARAM = 52
+# Actuator models of real RC hardware (servo_models.py, drive_models.py). Model ids are per car,
+# so one batch may mix structures; P_SO_PHI is the first of 4 slots of the second-order servo's
+# transition matrix over the sub-step; decays are exp(-h / tau) of the sub-step h.
+(P_SERVO_MODEL, P_SERVO_TAU, P_SERVO_DECAY, P_SERVO_WN, P_SERVO_ZETA, P_SO_PHI) = range(52, 58)
+(P_DEAD_BAND, P_BACKLASH, P_STEER_KIND, P_GAIN_LEFT, P_GAIN_RIGHT, P_K_LEFT, P_K_RIGHT,
+ P_TANH_K_LEFT, P_TANH_K_RIGHT, P_DRIVE_MODEL, P_DRIVE_TAU, P_DRIVE_DECAY, P_DRIVE_ACC,
+ P_DRIVE_BRAKE, P_CM1, P_CM2, P_CR0, P_CR1, P_CR2, P_DUTY_DEAD_BAND, P_DUTY_DECAY,
+ P_GRIP_LONG, P_GZ_ACTUATORS) = range(61, 84)
+N_PARAM = 84
+
+#: steering.servo_model -> kernel id.
+SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
+#: drive.drive_model -> kernel id.
+DRIVE_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'throttle': 2}
+#: Steering command kinds: an angle [rad] (trim steering_gain, steering_offset) or a normalised
+#: servo command s in [-1, 1] (the left/right tanh map).
+STEERING_KINDS = {'angle': 0, 'normalised': 1}
+#: Drive command kinds: a rear wheel speed [rad/s] or an ESC duty in [-1, 1].
+DRIVE_KINDS = ('wheel_speed', 'throttle')
 
 
 def resolve_tyre_model(name: str) -> int:
@@ -45,10 +66,39 @@ def resolve_tyre_model(name: str) -> int:
     return TYRE_IDS[name]
 
 
+def resolve_steering_kind(kind: str) -> int:
+    """Kernel id of a steering command kind; unknown kind -> one-line :class:`ConfigError`."""
+    if kind not in STEERING_KINDS:
+        from rc_sim_description.yamlio import did_you_mean
+
+        raise ConfigError(f'unknown steering_kind {kind!r}{did_you_mean(kind, STEERING_KINDS)} '
+                          f'(choose from {", ".join(STEERING_KINDS)})')
+    return STEERING_KINDS[kind]
+
+
+def resolve_drive_kind(params: Sequence[VehicleParams], kind: str) -> str:
+    """``kind`` checked against every car's ``drive.drive_model``: duties need ``drive_model:
+    throttle``, wheel speeds any other model; a mismatch is a one-line :class:`ConfigError`."""
+    if kind not in DRIVE_KINDS:
+        from rc_sim_description.yamlio import did_you_mean
+
+        raise ConfigError(f'unknown drive_kind {kind!r}{did_you_mean(kind, DRIVE_KINDS)} '
+                          f'(choose from {", ".join(DRIVE_KINDS)})')
+    for i, p in enumerate(params):
+        if (p.drive.drive_model == 'throttle') != (kind == 'throttle'):
+            raise ConfigError(f'drive_kind {kind!r} does not fit params[{i}] drive.drive_model '
+                              f'{p.drive.drive_model!r} (duties need drive_model throttle, '
+                              f'wheel speeds pd_joint or first_order)')
+    return kind
+
+
 def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = None,
-                load_transfer: bool = False, substep: float = 1e-3) -> NDArray[np.float64]:
+                load_transfer: bool = False, substep: float = 1e-3,
+                steering_kind: str = 'angle') -> NDArray[np.float64]:
     """(N, N_PARAM) rows; ``tyre_model`` overrides ``params.tyres.tyre_model`` for every car;
-    ``substep`` [s] is the internal step the servo transition matrix is computed for."""
+    ``substep`` [s] is the internal step the actuator transition matrices are computed for;
+    ``steering_kind`` says how the kernels read steering commands (:data:`STEERING_KINDS`)."""
+    kind_id = resolve_steering_kind(steering_kind)
     rows = np.empty((len(params), N_PARAM))
     for i, p in enumerate(params):
         g, m, s, d, t = p.geometry, p.mass_properties, p.steering, p.drive, p.tyres
@@ -59,7 +109,7 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_M] = m.mass
         row[P_IZ] = m.yaw_inertia
         row[P_H] = g.cg_height
-        row[P_R] = g.wheel_radius
+        row[P_R] = p.effective_wheel_radius  # rolling: slip, speed <-> wheel speed
         row[P_TRACK] = g.track_width
         row[P_CF] = t.cornering_stiffness_front
         row[P_CR] = t.cornering_stiffness_rear
@@ -93,4 +143,45 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_FZ_REAR] = m.mass * GRAVITY * g.cg_to_front_axle / g.wheelbase
         row[P_SERVO_PHI:P_SERVO_PHI + 9] = servo_transition(p, substep).ravel()
         row[P_REAR_STEER] = s.rear_steering_ratio
+        _pack_actuators(row, p, substep, kind_id)
     return rows
+
+
+def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_id: int) -> None:
+    """Servo and drive model slots of one row (sub-step ``h``)."""
+    s, d = p.steering, p.drive
+    row[P_SERVO_MODEL] = SERVO_MODEL_IDS[s.servo_model]
+    row[P_SERVO_TAU] = s.servo_time_constant
+    row[P_SERVO_DECAY] = np.exp(-h / s.servo_time_constant)
+    row[P_SERVO_WN] = s.servo_natural_frequency
+    row[P_SERVO_ZETA] = s.servo_damping_ratio
+    row[P_SO_PHI:P_SO_PHI + 4] = second_order_transition(
+        s.servo_natural_frequency, s.servo_damping_ratio, h)
+    row[P_DEAD_BAND] = 0.5 * s.steering_dead_band  # half widths of the play operators
+    row[P_BACKLASH] = 0.5 * s.steering_backlash
+    row[P_STEER_KIND] = kind_id
+    row[P_GAIN_LEFT], row[P_GAIN_RIGHT] = p.normalised_steering_gains
+    row[P_K_LEFT] = s.steering_curvature_left
+    row[P_K_RIGHT] = s.steering_curvature_right
+    row[P_TANH_K_LEFT] = np.tanh(s.steering_curvature_left)
+    row[P_TANH_K_RIGHT] = np.tanh(s.steering_curvature_right)
+    radius = p.effective_wheel_radius
+    row[P_DRIVE_MODEL] = DRIVE_MODEL_IDS[d.drive_model]
+    row[P_DRIVE_TAU] = d.drive_time_constant
+    row[P_DRIVE_DECAY] = np.exp(-h / d.drive_time_constant)
+    row[P_DRIVE_ACC] = d.max_acceleration / radius
+    row[P_DRIVE_BRAKE] = d.max_deceleration / radius
+    row[P_CM1] = d.motor_force_gain
+    row[P_CM2] = d.motor_back_emf_gain
+    row[P_CR0] = d.rolling_resistance
+    row[P_CR1] = d.viscous_resistance
+    row[P_CR2] = d.drag_coefficient
+    row[P_DUTY_DEAD_BAND] = d.throttle_dead_band
+    tau_d = d.throttle_time_constant
+    row[P_DUTY_DECAY] = np.exp(-h / tau_d) if tau_d > 0.0 else 0.0
+    lon = p.tyres.pacejka_longitudinal  # peak of D sin(C atan(.)): D, or D sin(C pi/2) for C < 1
+    row[P_GRIP_LONG] = lon.D * (1.0 if lon.C >= 1.0 else np.sin(0.5 * np.pi * lon.C))
+    # 1: the gz actuators alone (pd_joint servo and drive, no dead band or backlash): the
+    # kernels' branch-free path of the default car
+    row[P_GZ_ACTUATORS] = float(s.servo_model == 'pd_joint' and d.drive_model == 'pd_joint'
+                                and s.steering_dead_band == 0.0 and s.steering_backlash == 0.0)

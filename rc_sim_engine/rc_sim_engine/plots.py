@@ -4,6 +4,10 @@
   start and collision markers, and one lidar scan drawn in the world frame (snapshot at mid-run).
 * ``signals.png``: speed (actual vs ``/cmd_vel`` linear.x), yaw rate (ground truth vs IMU) and
   steering angle (actual vs ``/steering_angle`` command) against time.
+
+Long runs are drawn from evenly decimated samples (at most :data:`MAX_POINTS` per curve; a
+streamed run's result is decimated already), so a plot costs the same whatever the run length.
+Margins are fixed (one drawing pass per figure).
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import numpy as np
 
 from rc_sim_description.atomic import atomic_output_file
 
-__all__ = ['plot_signals', 'plot_trajectory', 'save_run_plots']
+__all__ = ['MAX_POINTS', 'draw_world', 'plot_signals', 'plot_trajectory', 'save_run_plots']
+
+#: Samples per curve at most (evenly decimated beyond).
+MAX_POINTS = 4096
 
 
 def _pyplot() -> Any:
@@ -31,14 +38,23 @@ def _pyplot() -> Any:
 WALL_COLOR = '0.55'  # matplotlib grey level of walls and obstacles
 
 
-def _draw_world(ax: Any, world: Any) -> None:
-    from matplotlib.patches import Circle, Polygon
+def _every(n: int) -> slice:
+    """Evenly spaced indices of at most MAX_POINTS of n samples (the last one kept)."""
+    step = max(1, -(-n // MAX_POINTS))
+    return slice((n - 1) % step, None, step)
+
+
+def draw_world(ax: Any, world: Any) -> None:
+    """Walls and obstacles of ``world`` on the axes ``ax`` (grey patches; the boxes as one
+    collection: one artist however many walls)."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Circle
 
     # neutral grey: a coloured wall would read as a value of the speed colour map
     labels = iter(['walls / obstacles'])
-    for corners in world.box_corners():
-        ax.add_patch(Polygon(corners, closed=True, facecolor=WALL_COLOR, edgecolor='none',
-                             label=next(labels, None)))
+    if len(world.boxes):
+        ax.add_collection(PolyCollection(world.box_corners(), closed=True, facecolors=WALL_COLOR,
+                                         edgecolors='none', label=next(labels)))
     for cx, cy, r in world.circles:
         ax.add_patch(Circle((cx, cy), r, facecolor=WALL_COLOR, edgecolor='none',
                             label=next(labels, None)))
@@ -72,21 +88,35 @@ def _scan_snapshot(result: Any, car: int
 def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') -> None:
     """Trajectory over the track walls with a lidar scan snapshot (PNG, written atomically)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 6.5), dpi=110)
-    _draw_world(ax, result.world)
     odom = result.streams['odom']
+    sel = _every(len(odom['t_ns']))
     xs, ys = [result.world.bounds(0.5)[:2]], [result.world.bounds(0.5)[2:]]
+    for car in range(result.n_cars):
+        if len(odom['x'][sel, car]):
+            xs.append((float(odom['x'][sel, car].min()), float(odom['x'][sel, car].max())))
+            ys.append((float(odom['y'][sel, car].min()), float(odom['y'][sel, car].max())))
+    lo_x = min(a for a, _ in xs) - 0.3
+    hi_x = max(b for _, b in xs) + 0.3
+    lo_y = min(a for a, _ in ys) - 0.3
+    hi_y = max(b for _, b in ys) + 0.3
+    # figure height from the equal-aspect axes (no tight bounding box: one drawing pass)
+    width_in, left, right, top_in, bottom_in = 8.0, 0.09, 0.9, 0.45, 1.0
+    axes_w = (right - left) * width_in / 1.04 - 0.1  # the colour bar takes 4 % + 0.1 in
+    axes_h = axes_w * (hi_y - lo_y) / (hi_x - lo_x)
+    height_in = min(max(axes_h + top_in + bottom_in, 3.5), 11.0)
+    fig, ax = plt.subplots(figsize=(width_in, height_in), dpi=110)
+    fig.subplots_adjust(left=left, right=right, top=1 - top_in / height_in,
+                        bottom=bottom_in / height_in)
+    draw_world(ax, result.world)
     sc = None
     for car in range(result.n_cars):
-        x, y = odom['x'][:, car], odom['y'][:, car]
-        speed = np.abs(odom['speed'][:, car])
+        x, y = odom['x'][sel, car], odom['y'][sel, car]
+        speed = np.abs(odom['speed'][sel, car])
         sc = ax.scatter(x, y, c=speed, s=3, cmap='viridis', zorder=3)
         ax.plot(x, y, color='0.6', linewidth=0.5, zorder=2)
         if len(x):
             ax.plot(x[0], y[0], marker='o', color='green', markersize=8, zorder=4,
                     label='start' if car == 0 else None)
-            xs.append((float(x.min()), float(x.max())))
-            ys.append((float(y.min()), float(y.max())))
         snap = _scan_snapshot(result, car) if result.scan_angles.size else None
         if snap is not None:
             ax.scatter(snap[0], snap[1], s=1.5, color='red', zorder=5,
@@ -101,10 +131,6 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
 
         cax = make_axes_locatable(ax).append_axes('right', size='4%', pad=0.1)
         fig.colorbar(sc, cax=cax, label='speed [m/s]')  # as tall as the equal-aspect axes
-    lo_x = min(a for a, _ in xs) - 0.3
-    hi_x = max(b for _, b in xs) + 0.3
-    lo_y = min(a for a, _ in ys) - 0.3
-    hi_y = max(b for _, b in ys) + 0.3
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(lo_y, hi_y)
     ax.set_aspect('equal')
@@ -112,7 +138,7 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     ax.set_ylabel('y [m] (odom)')
     ax.set_title(title or f'{result.world.name}: trajectory')
     ax.grid(True, alpha=0.3)
-    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=8,
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.6 / axes_h), ncol=4, fontsize=8,
               frameon=False)  # below the axes: never hides the track
     _save(fig, path)
 
@@ -121,21 +147,24 @@ def plot_signals(result: Any, path: str | os.PathLike[str], title: str = '') -> 
     """Speed, yaw rate and steering angle against time (car 0; PNG, written atomically)."""
     plt = _pyplot()
     fig, axes = plt.subplots(3, 1, figsize=(9, 7.5), dpi=110, sharex=True)
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.95, bottom=0.07, hspace=0.1)
     odom, imu, cmd = result.streams['odom'], result.streams['imu'], result.streams['commands']
-    ot = odom.t
-    ct = cmd.t if len(cmd.get('t_ns', ())) else np.zeros(0)
-    axes[0].plot(ot, odom['speed'][:, 0], label='speed (ground truth)')
-    if len(ct) and np.any(np.isfinite(cmd['linear_x'][:, 0])):
-        axes[0].step(ct, cmd['linear_x'][:, 0], where='post', linestyle='--',
+    so, si = _every(len(odom['t_ns'])), _every(len(imu['t_ns']))
+    ot = odom.t[so]
+    sc = _every(len(cmd.get('t_ns', ())))
+    ct = cmd.t[sc] if len(cmd.get('t_ns', ())) else np.zeros(0)
+    axes[0].plot(ot, odom['speed'][so, 0], label='speed (ground truth)')
+    if len(ct) and np.any(np.isfinite(cmd['linear_x'][sc, 0])):
+        axes[0].step(ct, cmd['linear_x'][sc, 0], where='post', linestyle='--',
                      label='/cmd_vel linear.x')
     axes[0].set_ylabel('speed [m/s]')
-    axes[1].plot(imu.t, imu['yaw_rate'][:, 0], color='tab:orange', label='/imu angular z')
-    axes[1].plot(ot, odom['yaw_rate'][:, 0], color='tab:blue', linestyle=':',
+    axes[1].plot(imu.t[si], imu['yaw_rate'][si, 0], color='tab:orange', label='/imu angular z')
+    axes[1].plot(ot, odom['yaw_rate'][so, 0], color='tab:blue', linestyle=':',
                  label='yaw rate (ground truth)')
     axes[1].set_ylabel('yaw rate [rad/s]')
-    axes[2].plot(ot, np.degrees(odom['steering'][:, 0]), label='steering (actual)')
+    axes[2].plot(ot, np.degrees(odom['steering'][so, 0]), label='steering (actual)')
     if len(ct):
-        axes[2].step(ct, np.degrees(cmd['steering_angle'][:, 0]), where='post', linestyle='--',
+        axes[2].step(ct, np.degrees(cmd['steering_angle'][sc, 0]), where='post', linestyle='--',
                      label='/steering_angle command')
     axes[2].set_ylabel('steering [deg]')
     axes[2].set_xlabel('time [s]')
@@ -146,7 +175,6 @@ def plot_signals(result: Any, path: str | os.PathLike[str], title: str = '') -> 
         for ax in axes:
             ax.axvline(event.t, color='black', linestyle='-.', linewidth=0.8)
     axes[0].set_title(title or 'signals')
-    fig.tight_layout()
     _save(fig, path)
 
 
@@ -154,7 +182,7 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> None:
     plt = _pyplot()
     try:
         with atomic_output_file(path) as tmp:
-            fig.savefig(tmp, format='png', bbox_inches='tight')
+            fig.savefig(tmp, format='png', pil_kwargs={'compress_level': 1})
     finally:
         plt.close(fig)
 

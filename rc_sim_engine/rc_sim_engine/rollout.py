@@ -5,6 +5,10 @@ The simulation starts at ``t_out[0]`` in the state ``x0``. At physics step k (ti
 ``t_cmd`` (commands before ``t_cmd[0]`` equal the first one), through the same actuators and model
 as :class:`~rc_sim_engine.car.Car`. Outputs are sampled at the physics step nearest to each
 ``t_out``.
+
+Every parameter set has its own row of packed parameters, so a batch may differ in any vehicle
+number, including the servo and drive parameters and even their model structure; the batch runs
+in one compiled call spread over threads.
 """
 
 from __future__ import annotations
@@ -21,8 +25,21 @@ from rc_sim_engine import _kernels
 from rc_sim_engine.car import as_param_list, batch_array
 from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model
-from rc_sim_engine.packed import P_LR, P_R, pack_params
-from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
+from rc_sim_engine.state import (
+    DUTY,
+    N_STATE,
+    SERVO_ANGLE,
+    SERVO_TARGET,
+    STEER,
+    VX,
+    VY,
+    WHEEL_SPEED,
+    YAW,
+    YAW_RATE,
+    X,
+    Y,
+)
 
 __all__ = ['InitialState', 'RolloutResult', 'rollout']
 
@@ -36,7 +53,10 @@ TIME_EPS = 1e-9
 class InitialState:
     """Initial base_link pose in odom and twist in base_link; scalars or (N,) arrays.
 
-    ``wheel_speed=None`` means rolling without slip (vx / r); steering is the actual angle [rad].
+    ``wheel_speed=None`` means rolling without slip (vx / R, R the effective rolling radius);
+    steering is the actual wheel angle [rad] (the servo output and its dead-band target start
+    there too); ``duty`` is the ESC duty after its lag (throttle drive), None: the first command
+    applied (settled).
     """
 
     x: ArrayLike = 0.0
@@ -47,6 +67,7 @@ class InitialState:
     yaw_rate: ArrayLike = 0.0
     steering: ArrayLike = 0.0
     wheel_speed: ArrayLike | None = None
+    duty: ArrayLike | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +125,10 @@ def initial_states(x0: InitialState | None, packed: FloatArray) -> FloatArray:
     s[:, VY] = batch_array(x0.vy, n, 'x0.vy') + lr * r
     s[:, YAW_RATE] = r
     s[:, STEER] = batch_array(x0.steering, n, 'x0.steering')
+    s[:, SERVO_ANGLE] = s[:, STEER]
+    s[:, SERVO_TARGET] = s[:, STEER]
+    if x0.duty is not None:
+        s[:, DUTY] = batch_array(x0.duty, n, 'x0.duty')
     s[:, WHEEL_SPEED] = (vx / radius if x0.wheel_speed is None
                          else batch_array(x0.wheel_speed, n, 'x0.wheel_speed'))
     return s
@@ -113,17 +138,24 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
             steering_cmd: ArrayLike, wheel_speed_cmd: ArrayLike, x0: InitialState | None, *,
             t_out: ArrayLike, model: str = 'single_track', integrator: str = 'rk4',
             dt: float = 1e-3, tyre_model: str | None = None,
-            load_transfer: bool = False) -> RolloutResult:
+            load_transfer: bool = False, steering_kind: str = 'angle',
+            drive_kind: str = 'wheel_speed') -> RolloutResult:
     """Simulate every parameter set on the commands; see the module docstring for timing.
 
     Args:
         params: N parameter sets (or one).
-        t_cmd: (T,) command times [s]; steering_cmd [rad] and wheel_speed_cmd [rad/s] are (T,)
-            shared or (N, T) per car (the mapper outputs /steering_angle, /rear_wheel_speed).
+        t_cmd: (T,) command times [s]; steering_cmd and wheel_speed_cmd are (T,) shared or
+            (N, T) per car (by default the mapper outputs /steering_angle [rad] and
+            /rear_wheel_speed [rad/s]).
         x0: initial state at ``t_out[0]`` (None: at rest at the origin).
         t_out: (M,) non-decreasing output times [s].
+        steering_kind: ``'angle'`` [rad] or ``'normalised'`` (servo command in [-1, 1] through
+            the left/right map of vehicle.yaml).
+        drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
+            ``drive.drive_model: throttle``).
     """
     plist = as_param_list(params)
+    drive = resolve_drive_kind(plist, drive_kind)
     n = len(plist)
     tc = _times(t_cmd, 't_cmd')
     to = _times(t_out, 't_out')
@@ -136,12 +168,16 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
     integ_id = get_integrator(integrator)
     n_sub = substeps(dt)
     packed = pack_params(plist, tyre_model=tyre_model, load_transfer=load_transfer,
-                         substep=float(dt) / n_sub)
+                         substep=float(dt) / n_sub, steering_kind=steering_kind)
     states = initial_states(x0, packed)
+    latency = np.array([p.timing.command_latency for p in plist])
+    if (x0 is None or x0.duty is None) and drive == 'throttle':  # lag settled on the first duty
+        first = np.searchsorted(tc, to[0] - latency + TIME_EPS, side='right') - 1
+        rows = wheel[np.arange(n) if wheel.shape[0] == n else np.zeros(n, dtype=np.int64)]
+        states[:, DUTY] = np.clip(rows[np.arange(n), np.maximum(first, 0)], -1.0, 1.0)
 
     record_after = np.rint((to - to[0]) / dt).astype(np.int64)
     n_steps = int(record_after[-1])
-    latency = np.array([p.timing.command_latency for p in plist])
 
     out = np.empty((n, to.size, N_STATE))
     _kernels.rollout_cars(states, packed, tc, steer, wheel, latency, float(to[0]), float(dt),

@@ -1,18 +1,19 @@
-"""Seed-004 manoeuvres run closed loop in the engine: obstacle avoidance and parallel parking.
+"""Manoeuvres run closed loop in the engine: obstacle avoidance and parallel parking.
 
-**Avoidance** (seed 004 §I.3): the car follows the racing line (lane centre line) of
+**Avoidance**: the car follows the racing line (lane centre line) of
 ``basic_track`` with the Kanayama law; a box stands on the line. Every lidar scan is projected onto
 the line (arc length s, lateral offset d); returns in the car's corridor ahead are the obstacle.
 On first detection, S_T,min = pi sqrt(k d_r / (2 C_max)) with C_max = min(tan(delta_max)/L,
-gamma_max/v^2) (eq. 12-13) is compared with the free distance to the obstacle: if it fits, the
-reference is shifted by the quintic d(s) of eq. 11 (out, hold past the obstacle, back); if not, the
-car stops. The reference keeps its timing s(t) = s0 + v t, so the switch is seamless.
+gamma_max/v^2) is compared with the free distance to the obstacle: if it fits, the reference is
+shifted by the quintic d(s) of W. Nelson (IEEE ICRA 1989) (out, hold past the obstacle, back); if
+not, the car stops. The reference keeps its timing s(t) = s0 + v t, so the switch is seamless.
 
-**Parallel parking** (seed 004 §I.5): two parked boxes and a free slot beside the lane. The slot
-geometry (the seed's ultrasonic D1, D2) is taken as known; the search of step 2 evaluates the
-kinematic model under the open-loop profile of eq. 15-17 over a grid of (T, delta_max), vectorized,
-and keeps the pair whose final footprint lies inside the slot (conditions eq. 20) with the largest
-clearance along the way; the engine then plays the profile open loop.
+**Parallel parking** (the open-loop profile of I. E. Paromtchik and C. Laugier, IEEE Intelligent
+Vehicles Symposium 1996): two parked boxes and a free slot beside the lane. The slot geometry
+(measured by range sensors on a real car) is taken as known; the search evaluates the kinematic
+model under the profile over a grid of (T, delta_max), vectorized, and keeps the pair whose final
+footprint lies inside the slot with the largest clearance along the way; the engine then plays the
+profile open loop.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rc_sim_control.tracking import GRAVITY
 from rc_sim_description.errors import ConfigError
 
 __all__ = [
@@ -44,7 +46,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-GRAVITY = 9.81
 
 
 # --------------------------------------------------------------------------- helpers
@@ -118,7 +119,7 @@ class AvoidanceConfig:
 
 @dataclass
 class AvoidancePlanner:
-    """Lidar returns -> obstacle on the racing line -> lane shift or stop (seed 004 §I.3).
+    """Lidar returns -> obstacle on the racing line -> lane shift or stop.
 
     Arc lengths are unwrapped and refer to the centre of mass on the nominal line.
     """
@@ -231,10 +232,10 @@ def run_avoidance(params: Any, config: AvoidanceConfig | None = None, *,
     )
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.cli_track import evaluate_result
     from rc_sim_engine.collision import footprint_from_params
     from rc_sim_engine.sensors import lidar_pose
     from rc_sim_engine.simulator import SimConfig, Simulator
+    from rc_sim_engine.tracking_run import evaluate_result
     from rc_sim_engine.world import load_world
 
     cfg = config or AvoidanceConfig()
@@ -401,10 +402,10 @@ def _kinematic_rollout(params: Any, profiles: Sequence[Any], start: tuple[float,
 
 def plan_parking(params: Any, config: ParkingConfig, world: Any,
                  n_grid: int = 40, dt: float = 0.01) -> ParkingPlan:
-    """Seed 004 §I.5 step 2: search (T, delta_max) on a grid with the kinematic model.
+    """Search (T, delta_max) of the parking profile on a grid with the kinematic model.
 
     Keeps the candidates whose final footprint is inside the slot rectangle shrunk by ``margin``
-    (the concrete form of eq. 20) and whose swept footprint keeps ``margin`` from the boxes;
+    and whose swept footprint keeps ``margin`` from the boxes;
     returns the one with the largest longitudinal clearance in the slot.
     """
     from rc_sim_control.trajectories import ParkingProfile, parking_profile_limits
@@ -480,7 +481,7 @@ class ParkingOutcome:
 def run_parking(params: Any, config: ParkingConfig | None = None, *,
                 model: str = 'single_track', tyre_model: str | None = None, seed: int = 0,
                 progress: Callable[[float], None] | None = None) -> ParkingOutcome:
-    """Plan (kinematic search) then play the seed-004 profile open loop in the engine."""
+    """Plan (kinematic search) then play the parking profile open loop in the engine."""
     from rc_sim_control.tracking import TrackingCommand, twist_from_command
     from rc_sim_engine.collision import footprint_from_params
     from rc_sim_engine.simulator import SimConfig, Simulator

@@ -28,7 +28,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.params import VehicleParams
-from rc_sim_engine.raycast import BeamFan, cast_rays
 from rc_sim_engine.world import World
 
 __all__ = ['GRAVITY', 'JOINT_NAMES', 'Lidar', 'footprint_segments', 'imu_specific_force',
@@ -61,6 +60,8 @@ class Lidar:
     world: World
 
     def __post_init__(self) -> None:
+        from rc_sim_engine.raycast import BeamFan  # (numba: not needed by the plain helpers)
+
         s = self.params.sensors
         self.fan = BeamFan(s.lidar_angle_min, s.lidar_angle_increment, s.lidar_samples)
         self.angles = self.fan.angles
@@ -79,6 +80,8 @@ class Lidar:
 
         ``incidence_out`` (B,) receives the incidence angles of the hits [rad] (NaN: no hit).
         """
+        from rc_sim_engine.raycast import cast_rays
+
         ox, oy, heading = lidar_pose(x, y, yaw, self.params)
         segments = self.segments
         if extra_segments is not None and len(extra_segments):

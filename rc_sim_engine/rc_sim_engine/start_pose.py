@@ -6,8 +6,10 @@ y' = v sin psi, psi' = v tan(delta) / L) fed with the mapper outputs of the cont
 accepted when the conservative clearance (footprint bounding circle to the nearest obstacle,
 :func:`rc_sim_engine.collision.check_cars`) stays above ``margin`` along the whole path. The
 world's documented spawn pose is tried first; otherwise the nearest free pose on a grid (and the
-four headings) is returned, so a manoeuvre that does not fit on the track is still driven without
-crashing.
+four headings) that lies in the same free region as the spawn pose (reachable from it without
+crossing a wall: a flood fill of the free cells of an occupancy grid), so a manoeuvre is never
+moved outside the track's outer wall. When no such pose exists the choice says so (``fits`` is
+False) and the caller refuses the scenario.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from rc_sim_description.params import VehicleParams
 from rc_sim_engine.collision import WorldArrays, check_cars, footprint_from_params
 from rc_sim_engine.world import World
 
-__all__ = ['StartChoice', 'choose_start', 'predicted_path']
+__all__ = ['StartChoice', 'choose_start', 'free_region', 'path_extent', 'predicted_path']
 
 FloatArray = NDArray[np.float64]
 
@@ -38,14 +40,17 @@ class StartChoice:
     yaw: float
     moved: bool
     clearance: float
+    fits: bool = True
 
 
-def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02
-                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Kinematic base_link path (x, y, yaw) of ``seq`` from the origin, heading +x."""
+def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02, *,
+                   max_samples: int = 200_000) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Kinematic base_link path (x, y, yaw) of ``seq`` from the origin, heading +x (at most
+    ``max_samples`` steps: a very long sequence is predicted with a coarser step)."""
     from rc_sim_control.ackermann import MapperConfig, map_sequence
     from rc_sim_control.commands import sample
 
+    dt = max(dt, float(seq.t[-1]) / max_samples)
     t = np.arange(0.0, float(seq.t[-1]) + dt, dt)
     v_cmd, w_cmd = sample(seq, t)
     mapped = map_sequence(t, v_cmd, w_cmd, MapperConfig.from_vehicle(params, mode=seq.mode))
@@ -55,6 +60,61 @@ def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02
     x = np.concatenate([[0.0], np.cumsum(v[:-1] * np.cos(yaw[:-1]) * dt)])
     y = np.concatenate([[0.0], np.cumsum(v[:-1] * np.sin(yaw[:-1]) * dt)])
     return x, y, yaw
+
+
+def path_extent(seq: Any, params: VehicleParams) -> tuple[float, float]:
+    """Length and width [m] of the area the predicted base_link path of ``seq`` sweeps (its
+    bounding box in the start frame, plus the car's length and width)."""
+    x, y, _ = predicted_path(seq, params)
+    g = params.geometry
+    return (float(np.ptp(x)) + g.chassis_length, float(np.ptp(y)) + g.chassis_width)
+
+
+class FreeRegion:
+    """Free cells of an occupancy grid connected to a seed point (4-connected flood fill)."""
+
+    def __init__(self, inside: NDArray[np.bool_], x0: float, y0: float, cell: float) -> None:
+        self.inside, self.x0, self.y0, self.cell = inside, x0, y0, cell
+
+    def contains(self, x: FloatArray, y: FloatArray) -> NDArray[np.bool_]:
+        """True where the points (x, y) [m] lie in the region (False outside the grid)."""
+        i = np.floor((np.asarray(y) - self.y0) / self.cell).astype(np.int64)
+        j = np.floor((np.asarray(x) - self.x0) / self.cell).astype(np.int64)
+        ny, nx = self.inside.shape
+        ok = (i >= 0) & (i < ny) & (j >= 0) & (j < nx)
+        out = np.zeros(np.shape(i), dtype=bool)
+        out[ok] = self.inside[i[ok], j[ok]]
+        return out
+
+
+def free_region(world: World, seed_xy: tuple[float, float],
+                bounds: tuple[float, float, float, float], *, cell: float = 0.05,
+                max_cells: int = 1_000_000) -> FreeRegion:
+    """The free space reachable from ``seed_xy`` within ``bounds`` (x0, x1, y0, y1) [m].
+
+    A cell is occupied when its centre is closer than half a cell diagonal to an obstacle (the
+    collision kernel with a point-sized footprint); the grid is coarsened so that it never has more
+    than ``max_cells`` cells. Starting from the free cell nearest to the seed, the connected free
+    cells are labelled (scipy.ndimage.label).
+    """
+    from scipy import ndimage
+
+    x0, x1, y0, y1 = bounds
+    cell = max(cell, math.sqrt(max(x1 - x0, cell) * max(y1 - y0, cell) / max_cells))
+    xs = np.arange(x0 + 0.5 * cell, x1, cell)
+    ys = np.arange(y0 + 0.5 * cell, y1, cell)
+    gx, gy = np.meshgrid(xs, ys)
+    tiny = np.full((gx.size, 3), [0.0, 1e-3, 1e-3])
+    gap = check_cars(gx.ravel(), gy.ravel(), np.zeros(gx.size), tiny,
+                     WorldArrays.from_world(world))[0]
+    free = (gap > 0.75 * cell).reshape(gx.shape)
+    labels, _ = ndimage.label(free)
+    d2 = (gx - seed_xy[0]) ** 2 + (gy - seed_xy[1]) ** 2
+    d2[~free] = np.inf
+    k = int(np.argmin(d2))
+    seed_label = labels.ravel()[k] if np.isfinite(d2.ravel()[k]) else 0
+    inside = labels == seed_label if seed_label else np.zeros_like(free)
+    return FreeRegion(inside, x0, y0, cell)
 
 
 def _path_clearance(px: FloatArray, py: FloatArray, pyaw: FloatArray, starts: FloatArray,
@@ -71,8 +131,11 @@ def _path_clearance(px: FloatArray, py: FloatArray, pyaw: FloatArray, starts: Fl
 
 def choose_start(world: World, params: VehicleParams, seq: Any,
                  preferred: tuple[float, float, float], *, margin: float = 0.05,
-                 spacing: float = 0.5, max_points: int = 150) -> StartChoice:
-    """The preferred pose if the sequence's path stays clear there, else the nearest clear one."""
+                 spacing: float = 0.5, max_points: int = 150,
+                 max_candidates: int = 100_000) -> StartChoice:
+    """The preferred pose if the sequence's path stays clear there, else the nearest clear one in
+    the preferred pose's free region; ``fits`` is False when there is none. The candidate grid
+    has at most ``max_candidates`` points (coarser than ``spacing`` over a large area)."""
     x, y, yaw = predicted_path(seq, params)
     keep = np.unique(np.linspace(0, len(x) - 1, min(len(x), max_points)).astype(int))
     px, py, pyaw = x[keep], y[keep], yaw[keep]
@@ -87,11 +150,14 @@ def choose_start(world: World, params: VehicleParams, seq: Any,
         return StartChoice(*preferred, moved=False, clearance=gap0)
     reach = float(np.max(np.hypot(px, py))) + 1.0
     x0, x1, y0, y1 = world.bounds(reach)
+    spacing = max(spacing, math.sqrt((x1 - x0) * (y1 - y0) / max_candidates))
     gx, gy = np.meshgrid(np.arange(x0, x1 + spacing, spacing),
                          np.arange(y0, y1 + spacing, spacing))
     yaws = preferred[2] + np.array([0.0, 0.5, 1.0, 1.5]) * math.pi
     cand = np.column_stack([np.repeat(gx.ravel(), len(yaws)), np.repeat(gy.ravel(), len(yaws)),
                             np.tile(yaws, gx.size)])
+    region = free_region(world, (preferred[0], preferred[1]), (x0, x1, y0, y1))
+    cand = cand[region.contains(cand[:, 0], cand[:, 1])]  # never outside the track's walls
     order = np.argsort(np.hypot(cand[:, 0] - preferred[0], cand[:, 1] - preferred[1]),
                        kind='stable')
     cand = cand[order]
@@ -104,4 +170,4 @@ def choose_start(world: World, params: VehicleParams, seq: Any,
             yaw_k = (float(batch[k, 2]) + math.pi) % (2 * math.pi) - math.pi
             return StartChoice(float(batch[k, 0]), float(batch[k, 1]), yaw_k, moved=True,
                                clearance=float(gaps[k]))
-    return StartChoice(*preferred, moved=False, clearance=gap0)
+    return StartChoice(*preferred, moved=False, clearance=gap0, fits=False)

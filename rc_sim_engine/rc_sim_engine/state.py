@@ -17,16 +17,22 @@ axle).
 | WHEEL_INTEGRAL | wheel_integral | rad | integral of the rear wheel speed error (PID I state) |
 | REAR_WHEEL_ANGLE | rear_wheel_angle | rad | rear wheel joint position (spin angle) |
 | FRONT_LEFT_WHEEL_ANGLE, FRONT_RIGHT_WHEEL_ANGLE | ... | rad | front wheel joint positions |
+| SERVO_ANGLE | servo_angle | rad | servo output before the backlash (= steer without backlash) |
+| SERVO_TARGET | servo_target | rad | servo target after the dead band (play operator state) |
+| DUTY | duty | - | ESC duty after its first-order lag (throttle drive) |
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'DUTY',
     'FRONT_LEFT_WHEEL_ANGLE',
     'FRONT_RIGHT_WHEEL_ANGLE',
     'N_STATE',
     'REAR_WHEEL_ANGLE',
+    'SERVO_ANGLE',
     'SERVO_INTEGRAL',
+    'SERVO_TARGET',
     'STATE_FIELDS',
     'STEER',
     'STEER_RATE',
@@ -43,7 +49,7 @@ __all__ = [
 STATE_FIELDS: tuple[str, ...] = (
     'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steer', 'steer_rate', 'wheel_speed',
     'servo_integral', 'wheel_integral', 'rear_wheel_angle', 'front_left_wheel_angle',
-    'front_right_wheel_angle',
+    'front_right_wheel_angle', 'servo_angle', 'servo_target', 'duty',
 )
 
 X = 0
@@ -60,4 +66,7 @@ WHEEL_INTEGRAL = 10
 REAR_WHEEL_ANGLE = 11
 FRONT_LEFT_WHEEL_ANGLE = 12
 FRONT_RIGHT_WHEEL_ANGLE = 13
+SERVO_ANGLE = 14
+SERVO_TARGET = 15
+DUTY = 16
 N_STATE = len(STATE_FIELDS)

@@ -18,7 +18,9 @@ gives a positive longitudinal force. Every law returns a force in newtons for a 
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import lru_cache
 import math
+from typing import Any
 
 from numba import njit, vectorize
 import numpy as np
@@ -92,21 +94,31 @@ def lateral_force(tyre_id: int, alpha: float, c_alpha: float, mu: float, fz: flo
 
 
 # --------------------------------------------------------------------------- numpy API
-@vectorize(['float64(float64, float64, float64, float64, float64)'], cache=True)
-def _mf_vec(x: float, B: float, C: float, D: float, E: float) -> float:  # pragma: no cover
+def _mf_elementwise(x: float, B: float, C: float, D: float, E: float) -> float:  # pragma: no cover
     return mf_shape(x, B, C, D, E)
 
 
-@vectorize(['float64(float64, float64, float64, float64, boolean)'], cache=True)
-def _fiala_vec(alpha: float, c_alpha: float, mu: float, fz: float,
-               saturate: bool) -> float:  # pragma: no cover
+def _fiala_elementwise(alpha: float, c_alpha: float, mu: float, fz: float,
+                       saturate: bool) -> float:  # pragma: no cover
     return fiala_scalar(alpha, c_alpha, mu, fz, saturate)
+
+
+@lru_cache(maxsize=1)
+def _ufuncs() -> tuple[Any, Any]:
+    """The numpy ufuncs of the tyre laws, built on first use (numba builds a vectorize eagerly;
+    at import it would cost every command a few tenths of a second of start-up)."""
+    mf = vectorize(['float64(float64, float64, float64, float64, float64)'],
+                   cache=True)(_mf_elementwise)
+    fiala = vectorize(['float64(float64, float64, float64, float64, boolean)'],
+                      cache=True)(_fiala_elementwise)
+    return mf, fiala
 
 
 def magic_formula(x: ArrayLike, coefficients: PacejkaCoefficients) -> NDArray[np.float64]:
     """``D sin(C atan(B x - E (B x - atan(B x))))``: force per unit normal load [-]."""
     c = coefficients
-    return np.asarray(_mf_vec(np.asarray(x, dtype=float), c.B, c.C, c.D, c.E), dtype=float)
+    return np.asarray(_ufuncs()[0](np.asarray(x, dtype=float), c.B, c.C, c.D, c.E),
+                      dtype=float)
 
 
 def magic_formula_force(x: ArrayLike, fz: ArrayLike,
@@ -124,8 +136,8 @@ def fiala_lateral_force(alpha: ArrayLike, cornering_stiffness: float, mu: float,
                         *, saturate: bool = True) -> NDArray[np.float64]:
     """Fiala brush lateral force [N], saturated at ``mu fz`` beyond the sliding angle if asked."""
     a, f = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(fz, dtype=float))
-    return np.asarray(_fiala_vec(a, float(cornering_stiffness), float(mu), f, bool(saturate)),
-                      dtype=float)
+    return np.asarray(_ufuncs()[1](a, float(cornering_stiffness), float(mu), f,
+                                    bool(saturate)), dtype=float)
 
 
 def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD

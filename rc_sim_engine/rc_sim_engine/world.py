@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.xmlio import parse_xml
 
 __all__ = ['SdfWarning', 'World', 'load_world', 'parse_sdf', 'ring_track']
 
@@ -156,10 +157,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
 
 def parse_sdf(text: str, source: str = '<string>') -> World:
     """Parse SDF text (``<sdf><world>...``) into a :class:`World`."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise ConfigError(f'{source}: malformed SDF ({exc})') from None
+    root = parse_xml(text, source, 'SDF')
     if root.tag != 'sdf':
         raise ConfigError(f'{source}: not an SDF file (root element <{root.tag}>, expected <sdf>)')
     worlds = root.findall('world')

@@ -9,17 +9,11 @@ import pytest
 import yaml
 
 from rc_sim_control.commands import CommandSequence
+from rc_sim_description.bags import BagError, open_bag, read_topic, require_topics
+from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import OutputError
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.bagio import (
-    BagError,
-    BagWriter,
-    open_bag,
-    path_msg,
-    read_topic,
-    require_topics,
-    write_sim_result,
-)
+from rc_sim_engine.bagio import path_msg, write_sim_result
 from rc_sim_engine.simulator import SimConfig, Simulator
 from rc_sim_engine.world import World
 
@@ -150,3 +144,31 @@ def test_several_cars_get_namespaces(tmp_path: Path) -> None:
         _, odom = read_topic(reader, '/car_1/odom')
     assert odom[0].header.frame_id == 'car_1/odom' and odom[0].child_frame_id == 'car_1/base_link'
     assert odom[0].pose.pose.position.y == pytest.approx(2.0)
+
+
+def test_bag_has_tf_static_and_robot_description(tmp_path: Path, result) -> None:
+    from rc_sim_description.urdf import parse_urdf
+
+    out = tmp_path / 'run'
+    with BagWriter(out, storage='mcap') as bag:
+        write_sim_result(bag, result)
+    with open_bag(out) as reader:
+        _, static = read_topic(reader, '/tf_static')
+        _, desc = read_topic(reader, '/robot_description')
+        assert 'transient_local' in reader.topics['/tf_static'].connections[0].qos or \
+            'durability: 1' in reader.topics['/tf_static'].connections[0].qos
+    assert len(static) == 1 and len(desc) == 1
+    frames = {(t.header.frame_id, t.child_frame_id): t.transform.translation
+              for t in static[0].transforms}
+    assert set(frames) == {('base_link', 'chassis_link'), ('chassis_link', 'imu_link'),
+                           ('chassis_link', 'laser')}
+    s = P.sensors
+    laser = frames[('chassis_link', 'laser')]
+    assert (laser.x, laser.y, laser.z) == pytest.approx((s.lidar_mount_x, s.lidar_mount_y,
+                                                         s.lidar_mount_z))
+    imu = frames[('chassis_link', 'imu_link')]
+    assert (imu.x, imu.y, imu.z) == pytest.approx((s.imu_mount_x, s.imu_mount_y, s.imu_mount_z))
+    model = parse_urdf(desc[0].data, 'robot_description')
+    assert {'base_link', 'chassis_link', 'laser', 'imu_link'} <= {link.name for link in model.links}
+    wheel = model.joint('rear_left_wheel_joint')
+    assert wheel.xyz[1] == pytest.approx(0.5 * P.geometry.track_width)

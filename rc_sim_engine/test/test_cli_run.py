@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rc_sim_engine.bagio import open_bag, read_topic, require_topics
+from rc_sim_description.bags import open_bag, read_topic, require_topics
 from rc_sim_engine.cli import main
 
 EXPECTED = ['/clock', '/cmd_vel', '/steering_angle', '/rear_wheel_speed', '/joint_states', '/odom',
@@ -25,7 +25,7 @@ def test_run_writes_bag_plots_and_summary(tmp_path: Path, capsys: pytest.Capture
     text = capsys.readouterr().out
     assert 'distance' in text and 'collisions          0' in text and 'real-time factor' in text
     assert {'trajectory.png', 'signals.png', 'summary.yaml', 'metadata.yaml',
-            'eight.db3'} == {p.name for p in out.iterdir()}
+            'eight.db3', 'index.html'} == {p.name for p in out.iterdir()}
     assert (out / 'trajectory.png').read_bytes()[:4] == b'\x89PNG'
     with open_bag(out) as reader:
         require_topics(reader, [*EXPECTED, '/scan_raw'], out)
@@ -98,7 +98,8 @@ def test_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_bag_without_cmd_vel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from rc_sim_engine.bagio import BagWriter, float64_msg
+    from rc_sim_description.bags.writer import BagWriter
+    from rc_sim_engine.bagio import float64_msg
 
     bag = tmp_path / 'other'
     with BagWriter(bag) as w:

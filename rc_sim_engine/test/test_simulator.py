@@ -218,7 +218,7 @@ def test_cars_with_different_wheelbases_get_their_own_mapping() -> None:
 
 def test_realtime_factor_paces_against_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a fake clock that only sleeping advances, wall time ends at sim time / factor."""
-    import rc_sim_engine.simulator as simulator
+    import rc_sim_engine.pacing as simulator
 
     class FakeTime:
         now = 100.0

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rc_sim_control.evaluation import evaluate_arrays
 from rc_sim_engine.cli import main
-from rc_sim_engine.cli_track import evaluate_arrays
 
 
 @pytest.fixture(scope='module')
@@ -52,7 +52,8 @@ def test_evaluate_errors_are_one_line(track_bag: Path, tmp_path: Path,
     err = capsys.readouterr().err
     assert err.startswith('error: ') and err.count('\n') == 1
     # a bag without /reference_path: write one with the engine's own writer
-    from rc_sim_engine.bagio import BagWriter, clock_msg
+    from rc_sim_description.bags.writer import BagWriter
+    from rc_sim_engine.bagio import clock_msg
 
     bare = tmp_path / 'bare'
     with BagWriter(bare) as bag:

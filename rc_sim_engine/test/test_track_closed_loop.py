@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.cli_track import run_tracking
+from rc_sim_engine.tracking_run import run_tracking
 from rc_sim_engine.world import World
 
 PARAMS = load_vehicle_params()

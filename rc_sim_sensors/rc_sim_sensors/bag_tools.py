@@ -1,40 +1,42 @@
-"""Offline lidar tools on rosbag2 bags (db3 or mcap) with the ``rosbags`` library, no ROS needed.
+"""Offline lidar tools on any bag the bag layer reads (rosbag2 directory, .db3, .mcap, ROS 1
+.bag), no ROS needed.
 
-``apply_errors_to_bag`` copies a bag, running one ``sensor_msgs/msg/LaserScan`` topic through
-the error model and every other topic through untouched (raw CDR bytes); ``scan_statistics``
-summarises a scan topic (validity, REP 117 special values, a noise estimate for static scenes).
-Bag problems raise
-:class:`LidarBagError` with one line naming the bag and the topic.
+``apply_errors_to_bag`` copies a bag into a rosbag2 bag, running one ``sensor_msgs/msg/LaserScan``
+topic through the error model and every other topic through untouched (raw CDR bytes; ROS 1
+messages are converted to the ROS 2 layout); every scan keeps its own geometry (beam count,
+angle_min, angle_increment may change from scan to scan). ``read_scan_series`` reads a scan topic
+as validated :class:`~rc_sim_sensors.scan_geometry.Scan` objects; ``scan_statistics`` summarises
+it (:mod:`rc_sim_sensors.scan_stats`). Bag problems and unusable scans raise
+:class:`~rc_sim_description.bags.BagError` with one line naming the bag, the topic and the
+message index (0-based, in reading order); ``skip_corrupt`` skips them with a warning and a count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-import math
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rc_sim_description.atomic import atomic_output_dir, check_output_path, rename_bag_storage
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.atomic import check_output_path
+from rc_sim_description.bags import Bag, BagError, Connection, open_bag
+from rc_sim_description.bags.errors import warn
+from rc_sim_description.bags.writer import STORAGES, BagWriter, parse_qos
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
-from rc_sim_sensors.scan_io import beam_angles, delayed_stamp, reported_limits, stamp_seconds
+from rc_sim_sensors.scan_geometry import Scan, scan_from_message
+from rc_sim_sensors.scan_io import delayed_stamp, model_input, reported_limits
+from rc_sim_sensors.scan_stats import ScanStats, scan_stats
 
-__all__ = ['LASER_SCAN', 'STORAGES', 'ApplyReport', 'LidarBagError', 'ScanStats',
-           'apply_errors_to_bag', 'bag_storage', 'message_count', 'read_scans',
-           'scan_statistics']
+__all__ = ['LASER_SCAN', 'ApplyReport', 'ScanSeries', 'ScanStats', 'apply_errors_to_bag',
+           'message_count', 'read_scan_series', 'scan_statistics']
 
 LASER_SCAN = 'sensor_msgs/msg/LaserScan'
-STORAGES = ('sqlite3', 'mcap')
-_ZERO_HASH = 'RIHS01_' + '0' * 64  # placeholder for types a Humble bag stores without definition
-
-
-class LidarBagError(RcSimError):
-    """A bag is missing, corrupted or lacks the requested LaserScan topic."""
+_BATCH_SCANS = 64      # consecutive scans of one geometry run through the model together
+_BATCH_MESSAGES = 4096  # messages held back at most while a batch fills
 
 
 @dataclass(frozen=True)
@@ -46,286 +48,219 @@ class ApplyReport:
     scans_in: int
     scans_out: int
     other_messages: int
+    skipped: int = 0
 
 
 @dataclass(frozen=True)
-class ScanStats:
-    """Summary of one LaserScan topic (fractions are over all readings)."""
+class ScanSeries:
+    """The usable scans of one topic in log-time order; ``skipped`` unusable ones were left out
+    (only with ``skip_corrupt``)."""
 
+    path: Path
     topic: str
-    scans: int
-    beams: int
-    rate_hz: float
-    finite_fraction: float
-    pos_inf_fraction: float
-    neg_inf_fraction: float
-    nan_fraction: float
-    dropout_estimate: float
-    noise_estimate: float
-    range_p01: float
-    range_median: float
-    range_p99: float
-
-    def lines(self) -> list[str]:
-        """Human-readable report."""
-        return [
-            f'topic {self.topic}: {self.scans} scans x {self.beams} beams, {self.rate_hz:.2f} Hz',
-            f'  finite {self.finite_fraction:.4%}   +inf {self.pos_inf_fraction:.4%}   '
-            f'-inf {self.neg_inf_fraction:.4%}   nan {self.nan_fraction:.4%}',
-            (f'  dropout estimate {self.dropout_estimate:.4%} (non-finite readings on beams '
-             'whose median is finite)' if math.isfinite(self.dropout_estimate) else
-             '  dropout estimate n/a (no beam is finite in most scans)'),
-            f'  noise estimate {self.noise_estimate * 1000:.2f} mm (1.4826 MAD of scan-to-scan '
-            'differences / sqrt 2; valid for a static scene)',
-            f'  range p1 {self.range_p01:.3f} m   median {self.range_median:.3f} m   '
-            f'p99 {self.range_p99:.3f} m',
-        ]
+    scans: list[Scan]
+    skipped: int
 
 
 # --------------------------------------------------------------------------- bag access
-def bag_storage(bag: Path) -> str:
-    """Storage id of a bag directory: 'mcap' or 'sqlite3' (from the storage files present)."""
-    if any(bag.glob('*.mcap')):
-        return 'mcap'
-    if any(bag.glob('*.db3')):
-        return 'sqlite3'
-    raise LidarBagError(f'{bag}: no .db3 or .mcap storage file in the bag directory')
-
-
-def _check_bag(bag: Path) -> None:
-    if not bag.exists():
-        raise LidarBagError(f'bag {bag} not found')
-    if not (bag / 'metadata.yaml').is_file():
-        raise LidarBagError(f'{bag}: not a rosbag2 directory (no metadata.yaml)')
-
-
-def _open_reader(bag: Path) -> Any:
-    from rosbags.rosbag2 import Reader
-
-    _check_bag(bag)
-    try:
-        reader = Reader(bag)
-        reader.open()
-    except Exception as exc:
-        raise LidarBagError(f'{bag}: cannot read bag ({_one_line(exc)})') from None
-    return reader
-
-
-def message_count(bag: str | os.PathLike[str]) -> int:
+def message_count(bag: str | os.PathLike[str], *, skip_corrupt: bool = False) -> int:
     """Number of messages in a bag (all topics)."""
-    reader = _open_reader(Path(bag))
-    try:
-        return int(reader.message_count)
-    finally:
-        reader.close()
+    with open_bag(bag, skip_corrupt=skip_corrupt, allow_empty=True) as b:
+        return b.message_count
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _scan_connection(reader: Any, bag: Path, topic: str) -> Any:
-    conns = [c for c in reader.connections if c.topic == topic]
-    scans = sorted({c.topic for c in reader.connections if c.msgtype == LASER_SCAN})
-    if not conns:
+def _scan_topic(bag: Bag, topic: str) -> Connection:
+    scans = sorted(t for t, info in bag.topics.items() if info.msgtype == LASER_SCAN)
+    info = bag.topics.get(topic)
+    if info is None:
         have = ', '.join(scans) if scans else 'none'
-        raise LidarBagError(f'{bag}: no topic {topic!r} (LaserScan topics in the bag: {have})')
-    if conns[0].msgtype != LASER_SCAN:
-        raise LidarBagError(f'{bag}: topic {topic!r} is {conns[0].msgtype}, not {LASER_SCAN}')
-    return conns[0]
+        raise BagError(f'{bag.path}: no topic {topic!r} (LaserScan topics in the bag: {have})')
+    if info.msgtype != LASER_SCAN:
+        raise BagError(f'{bag.path}: topic {topic!r} is {info.msgtype}, not {LASER_SCAN}')
+    return info.connections[0]
 
 
-def _typestore() -> Any:
-    from rosbags.typesys import Stores, get_typestore
+def _unusable(path: Path, topic: str, index: int, seconds: float, problem: str) -> BagError:
+    return BagError(f'{path}: {topic}: message {index} ({seconds:.3f} s into the bag): '
+                    f'{problem} (--skip-corrupt skips such scans)')
 
-    return get_typestore(Stores.ROS2_HUMBLE)
+
+def read_scan_series(bag: str | os.PathLike[str], topic: str = '/scan', *,
+                     skip_corrupt: bool = False) -> ScanSeries:
+    """Every LaserScan of ``topic`` as a validated :class:`Scan` (log-time order).
+
+    Raises:
+        BagError: missing topic, no messages, or (unless ``skip_corrupt``) a message that does
+            not decode or whose fields cannot be used (one line with the message index).
+    """
+    with open_bag(bag, skip_corrupt=skip_corrupt) as reader:
+        _scan_topic(reader, topic)
+        got = reader.read(topic)
+        path = reader.path
+        start = reader.start_ns or 0
+    if not got.messages:
+        raise BagError(f'{path}: topic {topic!r} has no messages')
+    scans: list[Scan] = []
+    skipped, first = 0, ''
+    for index, (t_ns, msg) in enumerate(zip(got.t_ns.tolist(), got.messages)):
+        scan = scan_from_message(msg)
+        if isinstance(scan, str):
+            if not skip_corrupt:
+                raise _unusable(path, topic, index, (t_ns - start) * 1e-9, scan)
+            skipped += 1
+            first = first or f'message {index}: {scan}'
+            continue
+        scans.append(scan)
+    if skipped:
+        warn(f'{path}: {topic}: {skipped} of {len(got.messages)} scans skipped ({first})')
+    if not scans:
+        raise BagError(f'{path}: {topic}: no usable scan')
+    return ScanSeries(Path(path), topic, scans, skipped)
+
+
+def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan', *,
+                    skip_corrupt: bool = False) -> ScanStats:
+    """:func:`~rc_sim_sensors.scan_stats.scan_stats` of a bag's LaserScan topic."""
+    series = read_scan_series(bag, topic, skip_corrupt=skip_corrupt)
+    return scan_stats(series.scans, topic, skipped=series.skipped)
 
 
 # --------------------------------------------------------------------------- apply
+class _Batcher:
+    """Holds consecutive scans of one geometry (and the other messages between them) and runs
+    them through the model as one batch, bit-identical to scan-by-scan calls; writes every
+    message in its original order."""
+
+    def __init__(self, writer: BagWriter, reader: Bag, model: LidarErrorModel, topic: str,
+                 latency_ns: int) -> None:
+        self.writer, self.reader, self.model = writer, reader, model
+        self.topic, self.latency_ns = topic, latency_ns
+        self.items: list[tuple[str, int, Any, Connection | None, Scan | None]] = []
+        self.key: tuple[Any, ...] | None = None
+        self.scans = 0
+        self.scans_out = 0
+
+    def other(self, topic: str, stamp_ns: int, cdr: Any) -> None:
+        self.items.append((topic, stamp_ns, cdr, None, None))
+        if len(self.items) >= _BATCH_MESSAGES:
+            self.flush()
+
+    def scan(self, conn: Connection, stamp_ns: int, msg: Any, scan: Scan) -> None:
+        key = (*scan.geometry, scan.intensities is not None)
+        if key != self.key:
+            self.flush()
+            self.key = key
+        self.items.append((self.topic, stamp_ns, msg, conn, scan))
+        self.scans += 1
+        if self.scans >= _BATCH_SCANS:
+            self.flush()
+
+    def flush(self) -> None:
+        config = self.model.config
+        batch = [(item[2], item[4]) for item in self.items if item[4] is not None]
+        lost: list[bool] = []
+        if batch:
+            inputs = [model_input(scan, config) for _, scan in batch]
+            first = batch[0][1]
+            intensities = None
+            if first.intensities is not None:
+                intensities = np.stack([s.intensities for _, s in batch if s.intensities
+                                        is not None])
+            incidence = None if inputs[0][1] is None else np.stack(
+                [inc for _, inc in inputs if inc is not None])
+            out = self.model.apply(np.stack([r for r, _ in inputs]), first.angles,
+                                   np.array([s.stamp for _, s in batch]), intensities,
+                                   incidence)
+            lost_flags = np.atleast_1d(out.lost)
+            for k, (msg, _) in enumerate(batch):
+                lost.append(bool(lost_flags[k]))
+                msg.ranges = np.ascontiguousarray(out.ranges[k], dtype=np.float32)
+                if out.intensities is not None:
+                    msg.intensities = np.ascontiguousarray(out.intensities[k],
+                                                           dtype=np.float32)
+                stamp = msg.header.stamp
+                stamp.sec, stamp.nanosec = delayed_stamp(stamp.sec, stamp.nanosec,
+                                                         config.latency)
+                msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max,
+                                                               config)
+        k = 0
+        for topic, stamp_ns, payload, conn, scan in self.items:
+            if scan is None:
+                self.writer.write_raw(topic, stamp_ns, payload)
+                continue
+            if not lost[k]:
+                assert conn is not None
+                self.writer.write_raw(topic, stamp_ns + self.latency_ns,
+                                      self.reader.message_to_cdr(conn, payload))
+                self.scans_out += 1
+            k += 1
+        self.items, self.key, self.scans = [], None, 0
+
+
 def apply_errors_to_bag(
     bag: str | os.PathLike[str], out: str | os.PathLike[str], config: LidarErrorConfig, *,
     topic: str = '/scan', seed: int | None = None, storage: str | None = None,
     force: bool = False, on_progress: Callable[[int], None] | None = None,
+    skip_corrupt: bool = False,
 ) -> ApplyReport:
     """Copy ``bag`` to ``out`` with the error model applied to the LaserScan ``topic``.
 
-    Other topics are copied byte for byte. A lost scan (``scan_loss_probability``) is left out;
-    the latency delays both the header stamp and the bag timestamp; finite ``range_min`` /
-    ``range_max`` of the config replace the message's limits. The output is written atomically
-    (rosbag2 format version 8, readable by Humble), in the input's storage unless ``storage``.
+    Other topics are copied byte for byte (ROS 1 input: converted to ROS 2 CDR). Every scan keeps
+    its geometry; consecutive scans of one geometry run through the model as a batch (same
+    result as one by one). Readings the input marks invalid (0, below its range_min, above its
+    range_max) enter the model as "no return" (:func:`~rc_sim_sensors.scan_io.model_input`). A
+    lost scan (``scan_loss_probability``) is left out; the latency delays both the header stamp
+    and the bag timestamp; finite ``range_min`` / ``range_max`` of the config replace the
+    message's limits. The output is written atomically (rosbag2 format version 8, readable by
+    Humble), in the input's storage unless ``storage`` (sqlite3 for a ROS 1 input).
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
     bag_path, out_path = Path(bag), Path(out)
-    _check_bag(bag_path)
     if out_path.resolve() == bag_path.resolve():
-        raise LidarBagError(f'{out_path}: the output must differ from the input bag')
+        raise BagError(f'{out_path}: the output must differ from the input bag')
     check_output_path(out_path, force=force)
     if storage is not None and storage not in STORAGES:
-        raise LidarBagError(f'unknown storage {storage!r} (known: {", ".join(STORAGES)})')
-    reader = _open_reader(bag_path)
-    try:
-        scan_conn = _scan_connection(reader, bag_path, topic)
-        out_storage = storage or bag_storage(bag_path)
-        plugin = StoragePlugin.MCAP if out_storage == 'mcap' else StoragePlugin.SQLITE3
-        store = _typestore()
+        raise BagError(f'unknown storage {storage!r} (known: {", ".join(STORAGES)})')
+    with open_bag(bag_path, skip_corrupt=skip_corrupt) as reader:
+        _scan_topic(reader, topic)
+        out_storage = storage or (reader.storage if reader.storage in STORAGES else 'sqlite3')
         model = LidarErrorModel(config, seed)
-        latency_ns = round(config.latency * 1e9)
-        scans_in = scans_out = others = 0
-        with atomic_output_dir(out_path, force=force) as tmp:
-            try:
-                writer = Writer(tmp, version=8, storage_plugin=plugin)
-                writer.open()
-            except Exception as exc:
-                raise LidarBagError(f'{out_path}: cannot write bag ({_one_line(exc)})') from None
-            try:
-                mapping = {c.id: _add_connection(writer, c, store) for c in reader.connections}
-                done = 0
-                for conn, stamp_ns, raw in _messages(reader, bag_path):
-                    done += 1
-                    if on_progress is not None and done % 64 == 0:
-                        on_progress(done)
-                    if conn.id != scan_conn.id:
-                        writer.write(mapping[conn.id], stamp_ns, raw)
-                        others += 1
+        start = reader.start_ns or 0
+        scans_in = others = bad = 0
+        first_problem = ''
+        with BagWriter(out_path, storage=out_storage, force=force) as writer:
+            for name, info in reader.topics.items():
+                writer.add_topic(name, info.connections[0].msgtype,
+                                 typestore=reader.ros2_typestore,
+                                 qos=parse_qos(info.connections[0].qos))
+            batcher = _Batcher(writer, reader, model, topic, round(config.latency * 1e9))
+            done = 0
+            for conn, stamp_ns, raw in reader.messages():
+                done += 1
+                if on_progress is not None and done % 64 == 0:
+                    on_progress(done)
+                if conn.topic != topic:
+                    batcher.other(conn.topic, stamp_ns, reader.to_cdr(conn, raw))
+                    others += 1
+                    continue
+                index = scans_in
+                scans_in += 1
+                try:
+                    msg = reader.decode(conn, raw)
+                except Exception as exc:
+                    problem = f'does not decode as LaserScan ({type(exc).__name__})'
+                else:
+                    scan = scan_from_message(msg)
+                    if not isinstance(scan, str):
+                        batcher.scan(conn, stamp_ns, msg, scan)
                         continue
-                    scans_in += 1
-                    msg = _deserialize(store, raw, bag_path, topic, stamp_ns)
-                    if not _corrupt_message(msg, model, config):
-                        continue
-                    writer.write(mapping[conn.id], stamp_ns + latency_ns,
-                                 store.serialize_cdr(msg, LASER_SCAN))
-                    scans_out += 1
-            finally:
-                writer.close()
-            rename_bag_storage(tmp, out_path.name)
+                    problem = scan
+                if not skip_corrupt:
+                    raise _unusable(bag_path, topic, index, (stamp_ns - start) * 1e-9, problem)
+                bad += 1
+                first_problem = first_problem or f'message {index}: {problem}'
+            batcher.flush()
+            if bad:
+                warn(f'{bag_path}: {topic}: {bad} of {scans_in} scans skipped ({first_problem})')
             if on_progress is not None:
                 on_progress(scans_in + others)
-    finally:
-        reader.close()
-    return ApplyReport(out_path, out_storage, scans_in, scans_out, others)
-
-
-
-
-def _add_connection(writer: Any, conn: Any, store: Any) -> Any:
-    msgdef, digest = conn.msgdef.data, conn.digest
-    if not msgdef or not digest:
-        try:
-            msgdef, _ = store.generate_msgdef(conn.msgtype, ros_version=2)
-            digest = store.hash_rihs01(conn.msgtype)
-        except Exception:
-            digest = digest or _ZERO_HASH
-    return writer.add_connection(conn.topic, conn.msgtype, msgdef=msgdef, rihs01=digest,
-                                 serialization_format=conn.ext.serialization_format,
-                                 offered_qos_profiles=conn.ext.offered_qos_profiles)
-
-
-def _messages(reader: Any, bag: Path) -> Any:
-    try:
-        yield from reader.messages()
-    except LidarBagError:
-        raise
-    except Exception as exc:
-        raise LidarBagError(f'{bag}: corrupted bag ({_one_line(exc)})') from None
-
-
-def _deserialize(store: Any, raw: bytes, bag: Path, topic: str, stamp_ns: int) -> Any:
-    try:
-        return store.deserialize_cdr(raw, LASER_SCAN)
-    except Exception as exc:
-        raise LidarBagError(f'{bag}: {topic}: corrupted LaserScan at t={stamp_ns} ns '
-                            f'({_one_line(exc)})') from None
-
-
-def _corrupt_message(msg: Any, model: LidarErrorModel, config: LidarErrorConfig) -> bool:
-    """Apply the model to a deserialized LaserScan in place; False when the scan is lost."""
-    ranges = np.asarray(msg.ranges, dtype=np.float32)
-    beams = ranges.shape[0]
-    intensities = None
-    if len(msg.intensities) == beams and beams:
-        intensities = np.asarray(msg.intensities, dtype=np.float32)
-    stamp = msg.header.stamp
-    out = model.apply(ranges, beam_angles(msg.angle_min, msg.angle_increment, beams),
-                      stamp_seconds(stamp.sec, stamp.nanosec), intensities)
-    if out.lost:
-        return False
-    msg.ranges = np.ascontiguousarray(out.ranges, dtype=np.float32)
-    if intensities is not None and out.intensities is not None:
-        msg.intensities = np.ascontiguousarray(out.intensities, dtype=np.float32)
-    stamp.sec, stamp.nanosec = delayed_stamp(stamp.sec, stamp.nanosec, config.latency)
-    msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max, config)
-    return True
-
-
-# --------------------------------------------------------------------------- stats
-def read_scans(bag: str | os.PathLike[str], topic: str = '/scan',
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """All ranges of a LaserScan topic as (S, B) float32 and header stamps [s] as (S,)."""
-    bag_path = Path(bag)
-    reader = _open_reader(bag_path)
-    try:
-        conn = _scan_connection(reader, bag_path, topic)
-        store = _typestore()
-        rows: list[np.ndarray] = []
-        stamps: list[float] = []
-        for _, stamp_ns, raw in _messages_of(reader, conn, bag_path):
-            msg = _deserialize(store, raw, bag_path, topic, stamp_ns)
-            rows.append(np.asarray(msg.ranges, dtype=np.float32))
-            stamps.append(stamp_seconds(msg.header.stamp.sec, msg.header.stamp.nanosec))
-    finally:
-        reader.close()
-    if not rows:
-        raise LidarBagError(f'{bag_path}: topic {topic!r} has no messages')
-    beams = {r.shape[0] for r in rows}
-    if len(beams) != 1:
-        raise LidarBagError(f'{bag_path}: {topic}: beam count changes between scans '
-                            f'({sorted(beams)})')
-    return np.vstack(rows), np.asarray(stamps)
-
-
-def _messages_of(reader: Any, conn: Any, bag: Path) -> Any:
-    try:
-        yield from reader.messages(connections=[conn])
-    except LidarBagError:
-        raise
-    except Exception as exc:
-        raise LidarBagError(f'{bag}: corrupted bag ({_one_line(exc)})') from None
-
-
-def scan_statistics(bag: str | os.PathLike[str], topic: str = '/scan') -> ScanStats:
-    """Statistics of a LaserScan topic.
-
-    The noise estimate is sigma ~ 1.4826 MAD(r_k+1 - r_k) / sqrt(2) over beams finite in both
-    scans (the difference of two independent readings has variance 2 sigma^2; MAD makes it
-    robust to moving objects), so it holds for a static scene. The dropout estimate counts
-    non-finite readings on beams whose median reading is finite.
-    """
-    ranges, stamps = read_scans(bag, topic)
-    scans, beams = ranges.shape
-    n = ranges.size
-    finite = np.isfinite(ranges)
-    rate = (scans - 1) / (stamps[-1] - stamps[0]) if scans > 1 and stamps[-1] > stamps[0] else 0.0
-    # a non-finite reading counts as +inf in the median: a beam is usually valid when more than
-    # half of its readings are finite (nanmedian would accept a beam finite in a single scan)
-    median = np.median(np.where(finite, ranges, np.inf), axis=0)
-    usually_valid = np.isfinite(median)
-    dropout = float((~finite[:, usually_valid]).mean()) if usually_valid.any() else math.nan
-    noise = math.nan
-    if scans > 1:
-        both = finite[1:] & finite[:-1]
-        diff = ranges[1:][both].astype(np.float64) - ranges[:-1][both]
-        if diff.size:
-            mad = np.median(np.abs(diff - np.median(diff)))
-            noise = float(1.4826 * mad / math.sqrt(2.0))
-    values = ranges[finite]
-    pct = np.percentile(values, [1, 50, 99]) if values.size else [math.nan] * 3
-    return ScanStats(
-        topic=topic, scans=scans, beams=beams, rate_hz=float(rate),
-        finite_fraction=float(finite.mean()),
-        pos_inf_fraction=float(np.isposinf(ranges).sum() / n),
-        neg_inf_fraction=float(np.isneginf(ranges).sum() / n),
-        nan_fraction=float(np.isnan(ranges).sum() / n), dropout_estimate=dropout,
-        noise_estimate=noise, range_p01=float(pct[0]), range_median=float(pct[1]),
-        range_p99=float(pct[2]))
+    return ApplyReport(out_path, out_storage, scans_in, batcher.scans_out, others, bad)

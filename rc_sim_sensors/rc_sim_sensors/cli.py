@@ -1,4 +1,5 @@
-"""``rcsim lidar apply|stats``: inject lidar errors into a recorded bag, or summarise a scan topic.
+"""``rcsim lidar apply|stats|fit``: inject lidar errors into a recorded bag, summarise a scan
+topic, or fit an error config to static recordings of a real sensor.
 
 Registered by ``rc_sim_engine.cli`` (``register(subparsers)``); rosbags is imported only when a
 command runs.
@@ -11,14 +12,17 @@ from typing import Any
 
 from rc_sim_description.errors import ConfigError
 
-__all__ = ['command_apply', 'command_stats', 'load_config', 'register']
+__all__ = ['command_apply', 'command_fit', 'command_stats', 'load_config', 'register',
+           'scan_topic']
 
 
 def register(subparsers: Any) -> None:
-    """Add ``lidar apply`` and ``lidar stats`` to the ``rcsim`` parser."""
+    """Add ``lidar apply``, ``lidar stats`` and ``lidar fit`` to the ``rcsim`` parser."""
     lidar = subparsers.add_parser(
-        'lidar', help='inject reproducible lidar errors into a bag / scan statistics',
-        description='Lidar error model on rosbag2 bags (db3 or mcap).')
+        'lidar', help='inject reproducible lidar errors into a bag / scan statistics / fit '
+        'errors to a real sensor',
+        description='Lidar error model on bags: a rosbag2 directory, a .db3 or .mcap file or a '
+        'ROS 1 .bag.')
     verbs = lidar.add_subparsers(dest='lidar_command', metavar='VERB')
     lidar.set_defaults(func=lambda _args: _help(lidar))
 
@@ -26,7 +30,8 @@ def register(subparsers: Any) -> None:
         'apply', help='copy a bag, applying the error model to one LaserScan topic',
         description='Copy BAG to OUT; the LaserScan TOPIC goes through the lidar error model, '
         'every other topic is copied unchanged. Same seed + same input = same output.')
-    apply.add_argument('--bag', required=True, help='input rosbag2 directory (db3 or mcap)')
+    apply.add_argument('--bag', required=True, help='input bag: rosbag2 directory, .db3/.mcap '
+                       'file or ROS 1 .bag')
     apply.add_argument('--out', required=True, help='output bag directory (--force replaces it; '
                        'missing parent directories are created)')
     source = apply.add_mutually_exclusive_group(required=True)
@@ -35,7 +40,9 @@ def register(subparsers: Any) -> None:
                         'hokuyo_utm30lx, rplidar_a1, harsh')
     apply.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                        help='override one key (repeatable), e.g. --set noise_stddev=0.02')
-    apply.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    apply.add_argument('--topic', default=None, help='LaserScan topic (default: the scan role of '
+                       '--recording, else /scan)')
+    _bag_options(apply)
     apply.add_argument('--seed', type=int, default=None,
                        help='seed of the error generator (default: the config seed)')
     apply.add_argument('--storage', choices=('sqlite3', 'mcap'), default=None,
@@ -46,9 +53,56 @@ def register(subparsers: Any) -> None:
     stats = verbs.add_parser('stats', help='statistics of a LaserScan topic',
                              description='Validity, REP 117 values, dropout and noise '
                              'estimates (static scene) of a LaserScan topic.')
-    stats.add_argument('--bag', required=True, help='rosbag2 directory (db3 or mcap)')
-    stats.add_argument('--topic', default='/scan', help='LaserScan topic (default /scan)')
+    stats.add_argument('--bag', required=True, help='bag: rosbag2 directory, .db3/.mcap file or '
+                       'ROS 1 .bag')
+    stats.add_argument('--topic', default=None, help='LaserScan topic (default: the scan role of '
+                       '--recording, else /scan)')
+    _bag_options(stats)
     stats.set_defaults(func=command_stats)
+
+    fit = verbs.add_parser(
+        'fit', help='fit a lidar error config to static recordings of a real sensor',
+        description='Estimate range noise (constant + proportional, correlation between '
+        'neighbouring beams), range quantum, offset drift, invalid returns (and how the driver '
+        'writes them), mixed pixels, outliers and lost scans from recordings of a static scene, '
+        'without a ground truth. Only the nearly static parts are used (small hand motions are '
+        'compensated); the spans used are printed. OUT is a config for lidar apply --config.')
+    fit.add_argument('--bag', required=True, nargs='+', metavar='BAG',
+                     help='one or more bags of the sensor standing still (several distances '
+                     'welcome): rosbag2 directory, .db3/.mcap file or ROS 1 .bag')
+    fit.add_argument('--topic', default=None, help='LaserScan topic (default: the scan role of '
+                     '--recording, else /scan)')
+    _bag_options(fit)
+    fit.add_argument('--out', required=True, help='fitted lidar error YAML')
+    fit.add_argument('--report', metavar='DIR', default=None,
+                     help='directory for report.md, estimates.yaml and plots')
+    fit.add_argument('--seed', type=int, default=0,
+                     help='seed of the simulation that checks the fit (default 0)')
+    fit.add_argument('--force', action='store_true', help='overwrite OUT and DIR')
+    fit.set_defaults(func=command_fit)
+
+
+def _bag_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--recording', metavar='YAML', default=None,
+                        help='recording description (docs/recordings.md); its scan role names '
+                        'the LaserScan topic')
+    parser.add_argument('--skip-corrupt', action='store_true',
+                        help='read past corrupt or undecodable messages with a warning (default: '
+                        'they are an error)')
+
+
+def scan_topic(args: argparse.Namespace) -> str:
+    """The LaserScan topic: --topic, else the recording's scan role, else /scan."""
+    if args.topic is not None:
+        return str(args.topic)
+    if args.recording is not None:
+        from rc_sim_description.recording import load_recording
+
+        recording = load_recording(args.recording)
+        if 'scan' not in recording.roles:
+            raise ConfigError(f'{args.recording}: no scan role (add scan: {{topic: /scan}})')
+        return recording.roles['scan'].topic
+    return '/scan'
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -84,13 +138,14 @@ def command_apply(args: argparse.Namespace) -> int:
     config = load_config(args.config, args.preset, args.set)
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
-    total = message_count(args.bag)
+    topic = scan_topic(args)
+    total = message_count(args.bag, skip_corrupt=args.skip_corrupt)
     with progress('lidar apply', total) as bar:
-        report = apply_errors_to_bag(args.bag, args.out, config, topic=args.topic, seed=args.seed,
+        report = apply_errors_to_bag(args.bag, args.out, config, topic=topic, seed=args.seed,
                                      storage=args.storage, force=args.force,
-                                     on_progress=bar.update)
+                                     on_progress=bar.update, skip_corrupt=args.skip_corrupt)
     print(f'wrote {report.output} ({report.storage}): {report.scans_out}/{report.scans_in} '
-          f'scans of {args.topic} kept, {report.other_messages} other messages copied')
+          f'scans of {topic} kept, {report.other_messages} other messages copied')
     return 0
 
 
@@ -98,6 +153,50 @@ def command_stats(args: argparse.Namespace) -> int:
     """``rcsim lidar stats``."""
     from rc_sim_sensors.bag_tools import scan_statistics
 
-    for line in scan_statistics(args.bag, args.topic).lines():
+    stats = scan_statistics(args.bag, scan_topic(args), skip_corrupt=args.skip_corrupt)
+    for line in stats.lines():
         print(line)
+    return 0
+
+
+def command_fit(args: argparse.Namespace) -> int:
+    """``rcsim lidar fit``."""
+    from pathlib import Path
+
+    from rc_sim_description.atomic import atomic_output_dir, atomic_output_file, check_output_path
+    from rc_sim_sensors.bag_tools import read_scan_series
+    from rc_sim_sensors.lidar_config import LidarErrorConfig
+    from rc_sim_sensors.lidar_fit import fit_lidar
+    from rc_sim_sensors.lidar_fit_report import (
+        compare_spans,
+        fitted_yaml,
+        summary_lines,
+        write_report,
+    )
+
+    if args.seed < 0:
+        raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
+    out = check_output_path(args.out, force=args.force)
+    if args.report is not None:
+        report = check_output_path(args.report, force=args.force)
+        if report.resolve() == out.resolve():
+            raise ConfigError('--report must differ from --out')
+    topic = scan_topic(args)
+    recordings = []
+    for bag in args.bag:
+        series = read_scan_series(bag, topic, skip_corrupt=args.skip_corrupt)
+        recordings.append((str(bag), series.scans))
+    fit = fit_lidar(recordings)
+    comparisons = compare_spans(fit, args.seed)
+    sources = [str(b) for b in args.bag]
+    text = fitted_yaml(fit, sources)
+    with atomic_output_file(out) as tmp:
+        tmp.write_text(text, encoding='utf-8')
+        LidarErrorConfig.from_yaml(tmp)  # what lidar apply --config will read
+    if args.report is not None:
+        with atomic_output_dir(args.report, force=args.force) as tmp_dir:
+            write_report(Path(tmp_dir), fit, comparisons, sources)
+    for line in summary_lines(fit, comparisons):
+        print(line)
+    print(f'wrote {out}' + (f' and {args.report}/' if args.report else ''))
     return 0

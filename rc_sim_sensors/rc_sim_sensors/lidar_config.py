@@ -25,7 +25,7 @@ __all__ = ['OUT_OF_RANGE_MODES', 'PRESETS', 'LidarErrorConfig', 'config_fields',
            'validate_value']
 
 PRESETS: tuple[str, ...] = ('ideal', 'hokuyo_ust10lx', 'hokuyo_utm30lx', 'rplidar_a1', 'harsh')
-OUT_OF_RANGE_MODES: tuple[str, ...] = ('rep117', 'clamp')
+OUT_OF_RANGE_MODES: tuple[str, ...] = ('rep117', 'clamp', 'zero')
 
 Check = Callable[[Any], str | None]
 
@@ -40,6 +40,10 @@ def _positive(v: float) -> str | None:
 
 def _probability(v: float) -> str | None:
     return None if 0.0 <= v <= 1.0 else f'must be a probability in [0, 1], got {v!r}'
+
+
+def _correlation(v: float) -> str | None:
+    return None if -1.0 < v < 1.0 else f'must be in (-1, 1), got {v!r}'
 
 
 def _seed(v: int) -> str | None:
@@ -84,6 +88,9 @@ class LidarErrorConfig:
                              '(sigma = sigma0 + k d).', _non_negative)
     noise_stddev_per_meter: float = _p(0.0, 'm/m', 'Range-proportional part k of the noise '
                                        'stddev (sigma = sigma0 + k d).', _non_negative)
+    noise_beam_correlation: float = _p(0.0, '-', 'Correlation rho of the noise of neighbouring '
+                                       'beams: n_i = rho n_i-1 + sqrt(1 - rho^2) e_i.',
+                                       _correlation)
     bias_initial: float = _p(0.0, 'm', 'Range bias b0 of the first scan (and after reset_bias).')
     bias_walk_stddev: float = _p(0.0, 'm', 'Random-walk increment stddev sigma_b per scan: '
                                  'w_k+1 = w_k + N(0, sigma_b^2).', _non_negative)
@@ -101,8 +108,8 @@ class LidarErrorConfig:
     range_max: float = _p(math.inf, 'm', 'Maximum range; farther readings become +inf '
                           '(REP 117); .inf = no limit.', _range_max, allow_inf=True)
     out_of_range: str = _p('rep117', '-', 'rep117: -inf below range_min, +inf beyond '
-                           'range_max and for dropouts; clamp: clamp to [range_min, range_max].',
-                           _mode)
+                           'range_max and for dropouts; clamp: clamp to [range_min, range_max]; '
+                           'zero: 0 for every invalid reading (what many drivers write).', _mode)
     range_resolution: float = _p(0.0, 'm', 'Range quantum q: d = q round(d / q); 0 = off.',
                                  _non_negative)
     angle_resolution: float = _p(0.0, 'rad', 'Encoder resolution: a beam reports the range at the '
@@ -128,6 +135,11 @@ class LidarErrorConfig:
                                         'intensity dropout vanishes.', _positive)
     intensity_dropout_probability: float = _p(0.0, '-', 'Dropout probability at zero '
                                               'intensity, linear up to the limit.', _probability)
+    range_dropout_start: float = _p(0.0, 'm', 'Range d0 where the range dropout ramp starts.',
+                                    _non_negative)
+    range_dropout_probability: float = _p(0.0, '-', 'Dropout probability at range_max, linear '
+                                          'from range_dropout_start (weak far returns).',
+                                          _probability)
     source: str = field(default='defaults', compare=False, metadata={'internal': True})
 
     # ------------------------------------------------------------------ constructors
@@ -192,7 +204,8 @@ class LidarErrorConfig:
         """True when rays may be dropped or replaced by spurious returns."""
         return (self.dropout_probability > 0 or self.spurious_probability > 0
                 or self.incidence_dropout_probability > 0
-                or self.intensity_dropout_probability > 0)
+                or self.intensity_dropout_probability > 0
+                or self.range_dropout_probability > 0)
 
 
 def config_fields() -> list[Any]:
@@ -254,6 +267,12 @@ def _cross_checks(c: LidarErrorConfig) -> None:
              '[range_min, range_max])')
     if c.out_of_range == 'clamp' and not math.isfinite(c.range_max):
         fail('out_of_range', "'clamp' needs a finite range_max")
+    if c.range_dropout_probability > 0:
+        if not math.isfinite(c.range_max):
+            fail('range_dropout_probability', 'needs a finite range_max (the ramp ends there)')
+        if not c.range_dropout_start < c.range_max:
+            fail('range_dropout_start', f'must be < range_max ({c.range_max}), got '
+                 f'{c.range_dropout_start}')
     if c.range_resolution > 0 and c.range_resolution >= c.range_max - c.range_min:
         fail('range_resolution', 'must be smaller than the range span')
 

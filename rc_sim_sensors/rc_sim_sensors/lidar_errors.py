@@ -10,24 +10,31 @@ and the new state. Effects, in the order they are applied (equations in ``docs/l
    (linear interpolation between neighbouring beams, nearest beam across a depth edge);
 2. mixed pixels: a beam next to a depth edge (|d_i+1 - d_i| > threshold) returns, with probability
    p_mix, d_i + w (d_i+1 - d_i), w ~ U(0, 1);
-3. range noise and bias (seed 000 VII.A): z = d + b_k + mu + sigma(d) n, n ~ N(0, 1),
+3. range noise and bias: z = d + b_k + mu + sigma(d) n, n ~ N(0, 1),
    sigma(d) = sigma0 + k d (datasheets state accuracy as a constant plus a percentage);
+   neighbouring beams' n may be correlated: n_i = rho n_i-1 + sqrt(1 - rho^2) e_i (AR(1));
    b_k = b0 + w_k + g_k with the random walk w_k+1 = w_k + N(0, sigma_b^2) and the first-order
    Gauss-Markov process g_k+1 = phi g_k + sqrt(1 - phi^2) sigma_g N(0, 1), phi = exp(-dt / tau)
    (the exact discretisation of an Ornstein-Uhlenbeck process, as gz-sensors' dynamic bias);
-4. ray events: a ray is dropped with p_i = 1 - (1 - p_drop)(1 - p_inc(alpha_i))(1 - p_int(I_i)),
+4. ray events: a ray is dropped with
+   p_i = 1 - (1 - p_drop)(1 - p_inc(alpha_i))(1 - p_int(I_i))(1 - p_rng(z_i)),
    p_inc = p_g clip((alpha - alpha0) / (pi/2 - alpha0), 0, 1), p_int = p_0 max(0, 1 - I / I_lim)
-   (CARLA-style intensity dropoff); a ray that is not dropped is, with probability p_spur, an
-   outlier uniform in [range_min, range_max];
+   (CARLA-style intensity dropoff), p_rng = p_r clip((z - d0) / (range_max - d0), 0, 1) (weak far
+   returns); a ray that is not dropped is, with probability p_spur, an outlier uniform in
+   [range_min, range_max];
 5. range quantization: z = q round(z / q);
 6. limits (REP 117): z < range_min -> -inf, z > range_max -> +inf, dropped -> +inf
-   (``out_of_range: clamp`` clamps to [range_min, range_max] instead);
+   (``out_of_range: clamp`` clamps to [range_min, range_max] instead; ``zero`` writes 0 for
+   every invalid reading, as many drivers do);
 7. latency: stamp' = stamp + latency; whole-scan loss with probability p_loss (``lost`` flag).
 
 Randomness: each scan consumes one row of ``rng.random`` of a length fixed by the config
 (normals are Phi^-1(u), Acklam's inverse normal CDF), so a batch is bit-identical to the same scans
 applied one by one with the same generator. A config without random effects draws nothing.
-Input NaNs (invalid readings) stay NaN; the model itself never creates a NaN.
+Input NaNs (invalid readings) stay NaN; the model itself never creates a NaN. The angle grid
+must be finite with a non-zero increment, and a scan may have at most
+:func:`~rc_sim_sensors.scan_geometry.max_scan_beams` beams (checked before anything is
+allocated; memory per call is bounded by chunking whatever the beam count).
 """
 
 from __future__ import annotations
@@ -39,14 +46,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from rc_sim_description.errors import ConfigError
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_kernel import bias_series, corrupt_scans
+from rc_sim_sensors.scan_geometry import BEAM_LIMIT_VARIABLE, max_scan_beams
 
 __all__ = ['LidarErrorConfig', 'LidarErrorModel', 'LidarErrorState', 'LidarScanOut',
            'apply_lidar_errors', 'uniforms_per_scan']
 
 FloatArray = NDArray[np.floating[Any]]
 _CHUNK = 32  # scans per kernel call (32 x 4 x 1081 uniforms ~ 1 MB)
+_CHUNK_UNIFORMS = 1 << 18  # at most this many uniforms per kernel call (2 MB), any beam count
+_MODES = {'rep117': 0, 'clamp': 1, 'zero': 2}
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,10 @@ def apply_lidar_errors(
         raise ValueError(f'ranges must have shape (B,) or (S, B), got {r_in.shape}')
     r = _float_2d(r_in)
     n_scans, n_beams = r.shape
+    limit = max_scan_beams()
+    if n_beams > limit:
+        raise ConfigError(f'{n_beams} beams per scan exceed the limit of {limit} (raise it with '
+                          f'the environment variable {BEAM_LIMIT_VARIABLE})')
     theta = np.asarray(angles, dtype=np.float64)
     if theta.shape != (n_beams,):
         raise ValueError(f'angles must have shape ({n_beams},), got {theta.shape}')
@@ -143,6 +158,10 @@ def apply_lidar_errors(
         raise ValueError(f'stamp must be a float or have shape ({n_scans},), got {stamps.shape}')
     inten_in = _optional(intensities, r_in.shape, 'intensities')
     alpha = _optional(incidence, r_in.shape, 'incidence')
+    if not math.isfinite(float(theta.sum())):  # one pass; a NaN or inf anywhere shows
+        raise ValueError('angles must be finite')
+    if n_beams > 1 and theta[-1] == theta[0]:
+        raise ValueError('angles must have a non-zero increment')
     if alpha is not None:
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     c = config
@@ -159,8 +178,9 @@ def apply_lidar_errors(
         c.noise_stddev_per_meter, c.dropout_probability, c.incidence_dropout_start,
         c.incidence_dropout_probability, c.intensity_dropout_limit,
         c.intensity_dropout_probability, c.spurious_probability, c.range_min, c.range_max,
-        c.range_resolution, c.mixed_pixel_probability])
-    flags = np.array([c.has_angular_effects, c.out_of_range == 'clamp',
+        c.range_resolution, c.mixed_pixel_probability, c.range_dropout_probability,
+        c.range_dropout_start, c.noise_beam_correlation])
+    flags = np.array([c.has_angular_effects, _MODES[c.out_of_range],
                       c.has_noise or c.has_bias or c.noise_mean != 0], dtype=np.int64)
     blocks = np.array([event, mix, noise, jitter], dtype=np.int64)
     dummy = np.zeros((1, 1))
@@ -171,8 +191,9 @@ def apply_lidar_errors(
     walk0, markov0, last_stamp = state.bias_walk, state.bias_markov, state.last_stamp
     # Chunks of scans keep the uniforms cache-resident; the stream is drawn in the same order,
     # so the result does not depend on the chunk size.
-    for k0 in range(0, n_scans, _CHUNK):
-        k1 = min(k0 + _CHUNK, n_scans)
+    chunk = max(1, min(_CHUNK, _CHUNK_UNIFORMS // max(n_u, 1)))
+    for k0 in range(0, n_scans, chunk):
+        k1 = min(k0 + chunk, n_scans)
         u = rng.random((k1 - k0, n_u)) if n_u else np.zeros((k1 - k0, 3))
         # per scan: bias b_k = b0 + w_k + g_k and scan loss
         walk, markov = bias_series(u, stamps[k0:k1], state.scan_count + k0, walk0, markov0,

@@ -65,15 +65,19 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
     ``p`` = (jitter_stddev, edge_threshold, noise_mean, noise_stddev, noise_stddev_per_meter,
     dropout_probability, incidence_start, incidence_probability, intensity_limit,
     intensity_probability, spurious_probability, range_min, range_max, range_resolution,
-    mixed_pixel_probability);
-    ``flags`` = (angular, clamp, add_offset).
+    mixed_pixel_probability, range_dropout_probability, range_dropout_start,
+    noise_beam_correlation);
+    ``flags`` = (angular, out-of-range mode (0 rep117, 1 clamp, 2 zero), add_offset).
     """
     n_scans, n_beams = ranges.shape
     jitter, edge = p[0], p[1]
     mean, sigma0, sigma_k = p[2], p[3], p[4]
     p_drop, inc_start, p_inc, i_limit, p_int, p_spur = p[5], p[6], p[7], p[8], p[9], p[10]
     r_min, r_max, quantum, p_mix = p[11], p[12], p[13], p[14]
-    angular, clamp, add_offset = flags[0] != 0, flags[1] != 0, flags[2] != 0
+    p_rng, rng_start, rho = p[15], p[16], p[17]
+    rho_c = math.sqrt(1.0 - rho * rho)
+    angular, mode, add_offset = flags[0] != 0, flags[1], flags[2] != 0
+    clamp, zero = mode == 1, mode == 2
     event, mix, noi, jit = blocks[0], blocks[1], blocks[2], blocks[3]
     row = np.empty(n_beams)
     row_i = np.empty(n_beams)
@@ -86,6 +90,7 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
     inv_quantum = 1.0 / quantum if quantum > 0.0 else 0.0
     inv_span = 1.0 / (0.5 * math.pi - inc_start)
     inv_limit = 1.0 / i_limit
+    inv_rng_span = 1.0 / (r_max - rng_start) if p_rng > 0.0 else 0.0
     inv_increment = 1.0 / increment
     last = n_beams - 1.0
     for s in range(n_scans):
@@ -98,6 +103,9 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
             base = 3 + noi * n_beams
             for i in range(n_beams):
                 n_noise[i] = normal_from_uniform(u[s, base + i])
+            if rho != 0.0:  # stationary AR(1) along the beams: unit variance, lag-1 corr rho
+                for i in range(1, n_beams):
+                    n_noise[i] = rho * n_noise[i - 1] + rho_c * n_noise[i]
         # 1. angular resampling
         if angular and n_beams > 1:
             for i in range(n_beams):
@@ -173,6 +181,9 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
                 if has_inten and p_int > 0.0:
                     ramp = 1.0 - row_i[i] * inv_limit
                     keep *= 1.0 - p_int * min(max(ramp, 0.0), 1.0)
+                if p_rng > 0.0 and not math.isnan(row[i]):
+                    ramp = (row[i] - rng_start) * inv_rng_span
+                    keep *= 1.0 - p_rng * min(max(ramp, 0.0), 1.0)
                 pd = 1.0 - keep
                 ue = u[s, base + i]
                 drop[i] = ue < pd
@@ -195,6 +206,9 @@ def corrupt_scans(ranges: Floats, phi_base: F64, theta0: float, increment: float
                     d = r_min
                 elif d > r_max:
                     d = r_max
+            elif zero:
+                if dropped or d < r_min or d > r_max:
+                    d = 0.0
             elif dropped:
                 d = math.inf
             elif d < r_min:

@@ -18,10 +18,11 @@ import yaml
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_sensors.lidar_config import LidarErrorConfig, config_fields, validate_value
+from rc_sim_sensors.scan_geometry import Scan, incidence_from_ranges
 
 __all__ = ['LAUNCH_ARGUMENTS', 'SOURCE_PARAMETERS', 'ParameterSpec', 'base_config', 'beam_angles',
-           'delayed_stamp', 'launch_overrides', 'launch_parameters', 'parameter_specs',
-           'reported_limits', 'stamp_seconds', 'updated_config']
+           'delayed_stamp', 'launch_overrides', 'launch_parameters', 'model_input',
+           'parameter_specs', 'reported_limits', 'stamp_seconds', 'updated_config']
 
 # Node parameters that choose the starting config (read once; the keys below then override it).
 SOURCE_PARAMETERS: tuple[str, ...] = ('preset', 'config_file')
@@ -39,6 +40,25 @@ class ParameterSpec:
 def beam_angles(angle_min: float, angle_increment: float, count: int) -> NDArray[np.float64]:
     """theta_i = angle_min + i * angle_increment [rad] (LaserScan convention)."""
     return angle_min + angle_increment * np.arange(count, dtype=np.float64)
+
+
+def model_input(scan: Scan, config: LidarErrorConfig
+                ) -> tuple[NDArray[np.float32], NDArray[np.float64] | None]:
+    """Ranges and incidence angles that enter the error model for a recorded scan.
+
+    Readings the input marks invalid (0, other finite values below its range_min or above its
+    range_max) enter as "no return" (+inf), so noise never turns a driver's 0 into a valid
+    reading; +-inf and NaN pass as they are. Incidence angles (only when the config has an
+    incidence dropout) come from the scan itself (:func:`incidence_from_ranges`).
+    """
+    ranges = np.array(scan.ranges, dtype=np.float32)
+    valid = scan.valid()
+    ranges[np.isfinite(ranges) & ~valid] = np.inf
+    incidence = None
+    if config.incidence_dropout_probability > 0:
+        incidence = incidence_from_ranges(np.where(valid, ranges, np.nan), scan.angle_increment,
+                                          config.depth_edge_threshold)
+    return ranges, incidence
 
 
 def stamp_seconds(sec: int, nanosec: int) -> float:

@@ -13,16 +13,17 @@ pytest.importorskip('rosbags')
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from rc_sim_description.bags import BagError as LidarBagError
 from rc_sim_description.cli_support import run_cli
 from rc_sim_sensors import cli
 from rc_sim_sensors.bag_tools import (
-    LidarBagError,
     apply_errors_to_bag,
-    read_scans,
+    read_scan_series,
     scan_statistics,
 )
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
+from rc_sim_sensors.scan_geometry import incidence_from_ranges
 from rc_sim_sensors.scene import room_scan
 
 TS = get_typestore(Stores.ROS2_JAZZY)
@@ -61,6 +62,11 @@ def make_bag(path: Path, storage: str = 'sqlite3', scans: int = 40) -> Path:
             cmd = Twist(linear=Vector3(x=0.1 * k, y=0.0, z=0.0), angular=Vector3(x=0.0, y=0.0, z=0.2))
             w.write(cc, t + 1, TS.serialize_cdr(cmd, TWIST))
     return path
+
+
+def read_scans(bag: Path, topic: str) -> tuple[np.ndarray, np.ndarray]:
+    scans = read_scan_series(bag, topic).scans
+    return np.vstack([s.ranges for s in scans]), np.array([s.stamp for s in scans])
 
 
 def read_all(bag: Path) -> dict[str, list[tuple[int, bytes]]]:
@@ -121,8 +127,11 @@ def test_apply_matches_the_model_and_is_reproducible(tmp_path):
         np.arange(BEAMS)
     intens = np.full(BEAMS, 1.5, dtype=np.float32)
     ranges_out, _ = read_scans(tmp_path / 'o1', '/scan_raw')
+    increment = float(f32((ANGLE_MAX - ANGLE_MIN) / (BEAMS - 1)))
     for k in range(40):
-        expected = model.apply(ranges_in[k], angles, stamps[k], intens).ranges
+        # harsh has an incidence dropout: the tool takes incidence angles from the scan itself
+        incidence = incidence_from_ranges(ranges_in[k], increment, config.depth_edge_threshold)
+        expected = model.apply(ranges_in[k], angles, stamps[k], intens, incidence).ranges
         np.testing.assert_array_equal(ranges_out[k], expected)
     # latency (harsh: 50 ms) delays header stamps and bag timestamps; limits are rewritten
     first = TS.deserialize_cdr(o1[0][1], SCAN)
@@ -220,13 +229,15 @@ def test_stats_recover_noise_and_dropout_of_a_static_scene(tmp_path, capsys):
     apply_errors_to_bag(bag, tmp_path / 'o', config, topic='/scan_raw', seed=2)
     stats = scan_statistics(tmp_path / 'o', '/scan_raw')
     n = 300 * BEAMS
-    assert stats.scans == 300 and stats.beams == BEAMS
+    assert stats.scans == 300 and stats.beams_min == stats.beams_max == BEAMS
     assert stats.rate_hz == pytest.approx(40.0, rel=1e-6)
     assert abs(stats.dropout_estimate - p) < 5 * math.sqrt(p * (1 - p) / n)
     assert stats.pos_inf_fraction == pytest.approx(stats.dropout_estimate)
-    # MAD-based sigma: relative standard error ~ 1.17 / sqrt(2 N) for normal data
+    # clipped-RMS sigma of scan-to-scan differences: relative standard error ~ 1.03 / sqrt(2 N)
+    # for N independent normal values, x sqrt(1.5) as consecutive differences share a scan
     m = 299 * BEAMS * (1 - p) ** 2
-    assert abs(stats.noise_estimate - sigma) < 5 * sigma * 1.17 / math.sqrt(2 * m) + 1e-4
+    assert stats.noise_pairs == 299
+    assert abs(stats.noise_estimate - sigma) < 5 * sigma * 1.03 * math.sqrt(1.5 / (2 * m))
     assert rcsim('lidar', 'stats', '--bag', str(tmp_path / 'o'), '--topic', '/scan_raw') == 0
     text = capsys.readouterr().out
     assert 'noise estimate' in text and 'dropout estimate' in text
@@ -271,4 +282,139 @@ def test_stats_dropout_is_undefined_without_a_usually_valid_beam(tmp_path):
             w.write(cs, T0_NS + k * 25_000_000, TS.serialize_cdr(_scan_msg(k, r), SCAN))
     stats = scan_statistics(bag, '/scan')
     assert math.isnan(stats.dropout_estimate)
-    assert '  dropout estimate n/a (no beam is finite in most scans)' in stats.lines()
+    assert '  dropout estimate n/a (no direction is valid in most scans)' in stats.lines()
+
+
+# --------------------------------------------------------------------------- real-world scans
+def _free_scan(k: int, angle_min: float, inc: float, ranges: np.ndarray,
+               intensities: np.ndarray | None, range_min: float = 0.15,
+               range_max: float = 12.0) -> object:
+    Header = TS.types['std_msgs/msg/Header']
+    Time = TS.types['builtin_interfaces/msg/Time']
+    t = T0_NS + k * 100_000_000
+    return TS.types[SCAN](
+        header=Header(stamp=Time(sec=t // 10**9, nanosec=t % 10**9), frame_id='laser'),
+        angle_min=angle_min, angle_max=angle_min + inc * (ranges.size - 1),
+        angle_increment=inc, time_increment=0.0, scan_time=0.1, range_min=range_min,
+        range_max=range_max, ranges=ranges.astype(np.float32),
+        intensities=np.zeros(0, np.float32) if intensities is None else
+        intensities.astype(np.float32))
+
+
+def make_360_bag(path: Path, scans: int = 60, bad: dict[int, dict[str, object]] | None = None,
+                 ) -> Path:
+    """A low-cost 360 deg lidar: 224/225/226 beams, angle_min changing every scan, zeros for
+    no return, intensities in most scans; ``bad`` overrides fields of some messages."""
+    rng = np.random.default_rng(5)
+    with Writer(path, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+        cs = w.add_connection('/scan', SCAN, typestore=TS)
+        for k in range(scans):
+            beams = (224, 225, 226)[k % 3]
+            inc = 2 * math.pi / beams
+            angle_min = -math.pi + rng.uniform(0.0, inc)
+            angles = angle_min + inc * np.arange(beams)
+            ranges, _ = room_scan(angles)
+            ranges = ranges + rng.normal(0.0, 0.01, beams)
+            ranges[rng.random(beams) < 0.05] = 0.0
+            intensities = None if k % 10 == 9 else np.full(beams, 47.0)
+            msg = _free_scan(k, angle_min, inc, ranges, intensities)
+            for key, value in (bad or {}).get(k, {}).items():
+                setattr(msg, key, value)
+            w.write(cs, T0_NS + k * 100_000_000, TS.serialize_cdr(msg, SCAN))
+    return path
+
+
+def test_apply_keeps_every_scans_geometry_and_matches_the_model(tmp_path):
+    bag = make_360_bag(tmp_path / 'in')
+    config = LidarErrorConfig.from_preset('rplidar_a1')
+    report = apply_errors_to_bag(bag, tmp_path / 'o', config, topic='/scan', seed=9)
+    assert report.scans_in == 60 and report.skipped == 0
+    src = read_scan_series(bag, '/scan').scans
+    out = read_scan_series(tmp_path / 'o', '/scan').scans
+    assert len(out) == report.scans_out == 60
+    model = LidarErrorModel(config, 9)
+    for a, b in zip(src, out):
+        assert (b.beams, b.angle_min, b.angle_increment) == (a.beams, a.angle_min,
+                                                             a.angle_increment)
+        # independent path: driver zeros enter as "no return", incidence from the scan
+        ranges = a.ranges.copy()
+        ranges[(ranges < a.range_min) | (ranges > a.range_max)] = np.inf
+        incidence = incidence_from_ranges(np.where(np.isfinite(ranges), ranges, np.nan),
+                                          a.angle_increment, config.depth_edge_threshold)
+        expected = model.apply(ranges, a.angles, a.stamp, a.intensities, incidence)
+        np.testing.assert_array_equal(b.ranges, expected.ranges)
+        assert (b.intensities is None) == (a.intensities is None)
+        assert not np.isnan(b.ranges).any()
+
+
+def test_stats_on_varying_geometry(tmp_path, capsys):
+    bag = make_360_bag(tmp_path / 'in')
+    stats = scan_statistics(bag, '/scan')
+    assert (stats.beams_min, stats.beams_max) == (224, 226) and not stats.fixed_geometry
+    assert stats.rate_hz == pytest.approx(10.0, rel=1e-6)
+    # 5 % zeros written by the driver: invalid, counted below range_min, and they are the
+    # dropout estimate (every direction is valid in most scans)
+    n = stats.readings
+    assert abs(stats.low_fraction - 0.05) < 5 * math.sqrt(0.05 * 0.95 / n)
+    assert stats.dropout_estimate == pytest.approx(stats.low_fraction, abs=1e-3)
+    # noise: sigma 10 mm, differences interpolated between grids; the walls are linear in
+    # angle only approximately, so allow 10 % on top of the sampling band
+    assert abs(stats.noise_estimate - 0.01) < 0.1 * 0.01 + 5 * 0.01 / math.sqrt(
+        stats.noise_samples)
+    assert rcsim('lidar', 'stats', '--bag', str(bag)) == 0
+    text = capsys.readouterr().out
+    assert '60 scans x 224-226 beams' in text and 'geometry varies' in text
+    assert 'nan' not in text.replace('nan 0.0000%', '')
+
+
+@pytest.mark.parametrize(('field', 'value', 'fragment'), [
+    ('angle_increment', 0.0, 'angle_increment is 0.0'),
+    ('angle_increment', float('nan'), 'angle_increment is nan'),
+    ('angle_min', float('inf'), 'angle_min is inf'),
+    ('range_min', 20.0, 'range_min 20 m is not below range_max 12 m'),
+    ('intensities', np.ones(3, np.float32), '3 intensities for'),
+])
+@pytest.mark.parametrize('verb', ['apply', 'stats'])
+def test_unusable_scans_are_one_line_or_skipped_with_a_count(tmp_path, capsys, field, value,
+                                                              fragment, verb):
+    bag = make_360_bag(tmp_path / 'in', scans=12, bad={7: {field: value}})
+    out = tmp_path / 'o'
+    args = ['lidar', verb, '--bag', str(bag)] + (
+        ['--out', str(out), '--preset', 'rplidar_a1'] if verb == 'apply' else [])
+    assert rcsim(*args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: ') and err.count('\n') == 1, err
+    assert '/scan: message 7 (0.700 s into the bag): ' + fragment in err, err
+    assert '--skip-corrupt' in err
+    assert not out.exists()
+    assert rcsim(*args, '--skip-corrupt') == 0
+    err = capsys.readouterr().err
+    assert err.startswith('warning: ') and '/scan: 1 of 12 scans skipped (message 7: ' in err
+    if verb == 'apply':
+        assert len(read_scan_series(out, '/scan').scans) == 11
+
+
+def test_beam_limit_refuses_before_allocating(tmp_path, capsys, monkeypatch):
+    bag = make_bag(tmp_path / 'in', scans=3)
+    monkeypatch.setenv('RC_SIM_MAX_SCAN_BEAMS', '100')
+    assert rcsim('lidar', 'stats', '--bag', str(bag), '--topic', '/scan_raw') == 2
+    err = capsys.readouterr().err
+    assert ('181 beams per scan exceed the limit of 100 (raise it with the environment variable '
+            'RC_SIM_MAX_SCAN_BEAMS)') in err and err.count('\n') == 1
+
+
+def test_zero_mode_output_keeps_the_drivers_convention(tmp_path):
+    bag = make_360_bag(tmp_path / 'in', scans=6)
+    config = LidarErrorConfig.from_mapping({'noise_stddev': 0.01, 'out_of_range': 'zero',
+                                            'range_min': 0.15, 'range_max': 12.0}, 't')
+    apply_errors_to_bag(bag, tmp_path / 'o', config, topic='/scan', seed=1)
+    for a, b in zip(read_scan_series(bag, '/scan').scans,
+                    read_scan_series(tmp_path / 'o', '/scan').scans):
+        # a driver's 0 never comes out as a (noisy) valid reading
+        np.testing.assert_array_equal(b.ranges[a.ranges == 0.0], 0.0)
+        assert np.isfinite(b.ranges).all()
+    rep117 = config.with_values(out_of_range='rep117', range_min=0.0)
+    apply_errors_to_bag(bag, tmp_path / 'r', rep117, topic='/scan', seed=1)
+    for a, b in zip(read_scan_series(bag, '/scan').scans,
+                    read_scan_series(tmp_path / 'r', '/scan').scans):
+        assert np.isposinf(b.ranges[a.ranges == 0.0]).all()

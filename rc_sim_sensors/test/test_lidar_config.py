@@ -78,7 +78,7 @@ def test_unknown_key_did_you_mean(tmp_path):
     ('noise_stddev: true', 'noise_stddev: must be a number, got bool'),
     ('seed: 1.5', 'seed: must be an integer'),
     ('seed: -1', 'seed: must be in [0, 2**63)'),
-    ('out_of_range: wrap', "out_of_range: must be one of rep117, clamp, got 'wrap'"),
+    ('out_of_range: wrap', "out_of_range: must be one of rep117, clamp, zero, got 'wrap'"),
     ('range_min: 5.0\nrange_max: 4.0', 'range_min: must be < range_max'),
     ('spurious_probability: 0.1', 'spurious_probability: needs a finite range_max'),
     ('out_of_range: clamp', "out_of_range: 'clamp' needs a finite range_max"),

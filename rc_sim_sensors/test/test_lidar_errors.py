@@ -386,3 +386,82 @@ def test_empty_batch_keeps_the_state():
                                   cfg(**EVERY_EFFECT), state, np.random.default_rng(0))
     assert out.ranges.shape == (0, 4) and new == state
 
+
+
+# --------------------------------------------------------------------------- driver conventions
+def test_zero_mode_writes_zero_for_every_invalid_reading():
+    r = np.array([[0.01, 0.5, 20.0, np.inf, -np.inf, np.nan, 3.0]])
+    angles = np.linspace(0.0, 0.6, 7)
+    out, _ = run(cfg(range_min=0.1, range_max=10.0, out_of_range='zero'), r, angles=angles)
+    np.testing.assert_array_equal(out.ranges[0], [0.0, 0.5, 0.0, 0.0, 0.0, np.nan, 3.0])
+    out, _ = run(cfg(range_min=0.1, range_max=10.0, out_of_range='zero', dropout_probability=1.0),
+                 r, angles=angles)
+    np.testing.assert_array_equal(out.ranges[0], np.zeros(7))  # a dropped ray is 0, as +inf
+
+
+def test_range_dropout_ramps_linearly_to_range_max():
+    """p(d) = p_r clip((d - d0) / (range_max - d0), 0, 1): binomial bands at four ranges."""
+    p_r, d0, r_max = 0.6, 2.0, 10.0
+    config = cfg(range_dropout_probability=p_r, range_dropout_start=d0, range_max=r_max)
+    for d in (1.0, 4.0, 8.0, 9.999):
+        out, _ = run(config, np.full((200, BEAMS), d), 21)
+        p = p_r * min(max((d - d0) / (r_max - d0), 0.0), 1.0)
+        frac = np.isposinf(out.ranges).mean()
+        n = out.ranges.size
+        assert abs(frac - p) < Z * math.sqrt(max(p * (1 - p), 1e-12) / n) + 1e-12, (d, frac, p)
+
+
+def test_range_dropout_needs_finite_range_max_and_start_below_it():
+    with pytest.raises(Exception, match='range_dropout_probability: needs a finite range_max'):
+        cfg(range_dropout_probability=0.1)
+    with pytest.raises(Exception, match='range_dropout_start: must be < range_max'):
+        cfg(range_dropout_probability=0.1, range_max=5.0, range_dropout_start=6.0)
+
+
+# --------------------------------------------------------------------------- bounds
+def test_wide_scans_are_chunked_with_the_same_stream(monkeypatch):
+    """Memory per call is bounded: a 40,000-beam scan batch goes through in small chunks, and the
+    result is bit-identical to scan-by-scan calls (one row of uniforms per scan)."""
+    beams = 40_000
+    angles = np.linspace(-math.pi, math.pi, beams, endpoint=False)
+    ranges = np.tile(room_scan(angles)[0], (5, 1))
+    config = cfg(**EVERY_EFFECT)
+    batch, _ = apply_lidar_errors(ranges, angles, np.arange(5) / 10, config, LidarErrorState(),
+                                  np.random.default_rng(4))
+    model = LidarErrorModel(config, 4)
+    singles = np.stack([model.apply(ranges[k], angles, k / 10).ranges for k in range(5)])
+    np.testing.assert_array_equal(batch.ranges, singles)
+
+
+def test_beam_limit_is_checked_before_allocating(monkeypatch):
+    from rc_sim_description.errors import ConfigError
+
+    monkeypatch.setenv('RC_SIM_MAX_SCAN_BEAMS', '1000')
+    with pytest.raises(ConfigError, match='1081 beams per scan exceed the limit of 1000 '
+                       r'\(raise it with the environment variable RC_SIM_MAX_SCAN_BEAMS\)'):
+        run(cfg(noise_stddev=0.01), np.ones(BEAMS))
+
+
+@pytest.mark.parametrize('angles', [np.zeros(BEAMS), np.full(BEAMS, np.nan)])
+def test_degenerate_angle_grids_are_refused(angles):
+    with pytest.raises(ValueError, match='angles must'):
+        run(cfg(angle_resolution=0.01), np.ones(BEAMS), angles=angles)
+
+
+def test_beam_correlated_noise_is_ar1_along_the_beams():
+    """n_i = rho n_i-1 + sqrt(1 - rho^2) e_i: unit variance, lag-k correlation rho^k."""
+    rho, sigma = 0.45, 0.01
+    r = np.full((300, BEAMS), 4.0)
+    out, _ = run(cfg(noise_stddev=sigma, noise_beam_correlation=rho), r, 17)
+    err = (out.ranges - r)[:, 1:]  # beam 0 starts the recursion
+    n = err.size
+    assert abs(err.std() - sigma) < Z * sigma * math.sqrt((1 + rho**2) / (1 - rho**2) / (2 * n))
+    for lag in (1, 2, 3):
+        c = np.mean(err[:, lag:] * err[:, :-lag]) / err.var()
+        # standard error of a lag-k autocorrelation of an AR(1) series (Bartlett's formula)
+        se = math.sqrt(((1 + rho**2) * (1 - rho**(2 * lag)) / (1 - rho**2)
+                        - 2 * lag * rho**(2 * lag)) / n)
+        assert abs(c - rho**lag) < Z * se, (lag, c)
+    independent, _ = run(cfg(noise_stddev=sigma), r, 17)
+    assert abs(np.corrcoef((independent.ranges - r)[:, 1:].ravel(),
+                           (independent.ranges - r)[:, :-1].ravel())[0, 1]) < Z / math.sqrt(n)

@@ -1,11 +1,12 @@
 """rear_wheel_speed_bridge: /steering_angle, /rear_wheel_speed -> the four joint commands.
 
-Thin shell over :class:`rc_sim_control.ackermann.BridgeState` (seed 000 §IV-C): listens to
+Thin shell over :class:`rc_sim_control.ackermann.BridgeState` (Ackermann split): listens to
 ``steering_angle`` [rad] and ``rear_wheel_speed`` [rad/s] (std_msgs/Float64) and republishes, at
 ``publish_rate``, the Ackermann hinge angles on ``joint_commands/front_{left,right}_steering`` and
 the rear wheel speeds on ``joint_commands/rear_{left,right}_wheel`` (std_msgs/Float64, mapped to
 the gz JointPositionController / JointController by config/bridge.yaml). The wheel speed falls to
-0 after ``command_timeout`` s without ``rear_wheel_speed``; non-finite inputs are ignored.
+0 after ``command_timeout`` s without ``rear_wheel_speed``; non-finite inputs are dropped with a
+throttled warning naming the topic and the count (:mod:`rc_sim_control.node_checks`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import BridgeState
+from rc_sim_control.node_checks import DropCounter, finite_problem
 from rc_sim_control.node_params import JOINT_COMMAND_TOPICS, bridge_config, bridge_specs
 from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.nodes.spin import run_node
@@ -33,6 +35,7 @@ class RearWheelSpeedBridge(Node):
         self._state: BridgeState | None = None
         self._timer: Any = None
         self._rate = 0.0
+        self._drops = DropCounter()
         self._pubs = {name: self.create_publisher(Float64, topic, QOS_DEPTH)
                       for name, topic in JOINT_COMMAND_TOPICS.items()}
         setup_parameters(self, self._specs, bridge_config, self._apply)
@@ -50,20 +53,19 @@ class RearWheelSpeedBridge(Node):
             self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
-    def _rejected(self) -> None:
-        assert self._state is not None
-        self.get_logger().warning(f'ignored non-finite input ({self._state.rejected_count} so '
-                                  'far)', throttle_duration_sec=1.0)
+    def _rejected(self, topic: str, value: float) -> None:
+        reason = finite_problem(data=value) or 'clock not finite'
+        self.get_logger().warning(self._drops.drop(topic, reason), throttle_duration_sec=1.0)
 
     def _on_steering(self, msg: Float64) -> None:
         assert self._state is not None
         if not self._state.set_steering_angle(msg.data):
-            self._rejected()
+            self._rejected('steering_angle', msg.data)
 
     def _on_speed(self, msg: Float64) -> None:
         assert self._state is not None
         if not self._state.set_wheel_speed(msg.data, now_seconds(self)):
-            self._rejected()
+            self._rejected('rear_wheel_speed', msg.data)
 
     def _on_timer(self) -> None:
         assert self._state is not None

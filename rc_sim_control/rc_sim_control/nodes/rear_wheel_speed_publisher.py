@@ -1,9 +1,9 @@
 """rear_wheel_speed_publisher: test commands on /steering_angle and /rear_wheel_speed.
 
-Seed 000 §IV-D: a fixed speed [m/s] and steering angle [rad] at ``publish_rate``, or a command
+A fixed speed [m/s] and steering angle [rad] at ``publish_rate``, or a command
 sequence: a YAML file (``sequence_file``, :mod:`rc_sim_control.commands` format, the same files
 ``rcsim run --scenario`` plays) or a named manoeuvre generated from vehicle.yaml (``manoeuvre``:
-line, circle_left, circle_right, figure_eight, steering_steps, speed_steps, slalom,
+line, circle_left, circle_right, two_circles, steering_steps, speed_steps, slalom,
 steering_chirp). Sequence samples are mapped by :class:`~rc_sim_control.ackermann.CommandMapper`
 in the sequence's mode (limits and steering-rate limit from vehicle.yaml), so the real car and
 the simulators receive the same commands. The sequence starts at the first timer tick.
@@ -17,7 +17,12 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import CommandMapper, MapperConfig
-from rc_sim_control.commands import SequencePlayer, load_sequence, manoeuvre
+from rc_sim_control.commands import (
+    SequencePlayer,
+    canonical_manoeuvre,
+    load_sequence,
+    manoeuvre,
+)
 from rc_sim_control.node_params import publisher_specs
 from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.errors import ConfigError
@@ -70,6 +75,9 @@ class RearWheelSpeedPublisher(Node):
         if path:
             return SequencePlayer(load_sequence(path), bool(values['loop']))
         if name:
+            note = canonical_manoeuvre(name)[1]
+            if note:
+                self.get_logger().warning(f'deprecated: {note}')
             return SequencePlayer(manoeuvre(name, self._vehicle), bool(values['loop']))
         return None
 

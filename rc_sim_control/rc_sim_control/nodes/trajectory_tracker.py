@@ -1,4 +1,4 @@
-"""``trajectory_tracker``: ``/odom`` -> ``/cmd_vel`` along a reference trajectory (seed 002 §5.3).
+"""``trajectory_tracker``: ``/odom`` -> ``/cmd_vel`` along a reference trajectory.
 
 Thin rclpy shell over :class:`rc_sim_control.tracking.TrackerSession` (all logic and validation is
 ROS-free there). Parameters: the trajectory (``trajectory_type`` and its shape parameters), the
@@ -24,23 +24,25 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time
 
 from rc_sim_control.ackermann import MAPPER_MODES
+from rc_sim_control.node_checks import DropCounter, odometry_problem
 from rc_sim_control.tracking import (
     TRACKER_DEFAULTS,
     MeasuredPose,
     TrackerSession,
     twist_from_command,
 )
+from rc_sim_control.trajectories import canonical_trajectory
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_description.params import load_vehicle_params
 
 DESCRIPTIONS = {
-    'trajectory_type': 'line | parabola | circle | figure_eight | cycloid | waypoints',
+    'trajectory_type': 'line | parabola | circle | lemniscate | cycloid | waypoints',
     'a_coeff': 'line: x = a t [m/s]', 'b_coeff': 'line: y = b t [m/s]',
     'focal_length': 'parabola: x = 2 a t, y = a t^2 [m]',
-    'radius': 'circle radius [m]', 'amplitude': 'figure eight amplitude a [m]',
-    'angular_speed': 'circle / figure eight angular speed [rad/s]',
+    'radius': 'circle radius [m]', 'amplitude': 'lemniscate (figure eight) amplitude a [m]',
+    'angular_speed': 'circle / lemniscate angular speed [rad/s]',
     'cycloid_radius': 'rolling circle radius r [m]',
     'cycloid_distance': 'point distance d < r [m]',
     'cycloid_angular_speed': 'cycloid rolling rate [rad/s]',
@@ -79,6 +81,7 @@ class TrajectoryTracker(Node):
         self.wheelbase = vehicle.geometry.wheelbase
         self.pose: MeasuredPose | None = None
         self.frame_id = 'odom'
+        self.drops = DropCounter()
         self.want_active = bool(self.get_parameter('active').value)
         self.cmd_pub = self.create_publisher(Twist, 'cmd_vel', 10)
         self.err_pub = self.create_publisher(Vector3Stamped, 'tracking_error', 10)
@@ -91,6 +94,12 @@ class TrajectoryTracker(Node):
     # ------------------------------------------------------------------ callbacks
     def on_odom(self, msg: Odometry) -> None:
         p = msg.pose.pose
+        q = p.orientation
+        reason = odometry_problem(p.position.x, p.position.y, q.x, q.y, q.z, q.w,
+                                  msg.twist.twist.linear.x)
+        if reason:
+            self.get_logger().warning(self.drops.drop('odom', reason), throttle_duration_sec=1.0)
+            return
         self.frame_id = msg.header.frame_id or 'odom'
         self.pose = MeasuredPose(float(p.position.x), float(p.position.y),
                                  _yaw_from_quaternion(p.orientation),
@@ -122,6 +131,9 @@ class TrajectoryTracker(Node):
                 self.get_logger().warning('active but no /odom received yet',
                                           throttle_duration_sec=2.0)
                 return
+            note = canonical_trajectory(str(self.session.values['trajectory_type']))[1]
+            if note:
+                self.get_logger().warning(f'deprecated: {note}')
             self.session.activate(self.now(), self.pose)
             self.publish_path()
             self.get_logger().info(f'tracking {self.session.values["trajectory_type"]} with '

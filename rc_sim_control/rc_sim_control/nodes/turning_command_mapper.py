@@ -1,13 +1,14 @@
 """turning_command_mapper: /cmd_vel (and ackermann_cmd) -> /steering_angle, /rear_wheel_speed.
 
-Thin shell over :class:`rc_sim_control.ackermann.CommandMapper` (seed 000 §IV-A). Subscribes
+Thin shell over :class:`rc_sim_control.ackermann.CommandMapper` (the four mapper modes). Subscribes
 ``cmd_vel`` (geometry_msgs/Twist, angular.z read per parameter ``mode``) and, optionally,
 ``ackermann_cmd`` (ackermann_msgs/AckermannDriveStamped: drive.speed [m/s], drive.steering_angle
 [rad]). Publishes ``steering_angle`` and ``rear_wheel_speed`` (std_msgs/Float64) on every accepted
 command and at ``publish_rate`` while commands keep coming (steering-rate limit); after
 ``command_timeout`` s without input it publishes the stop command once and falls silent.
 Debug: ``yaw_rate`` and ``turn_radius`` (achieved, after saturation). NaN/inf commands are
-rejected (nothing published, a throttled warning with the count).
+dropped (nothing published; a throttled warning names the topic, the field and the count:
+:mod:`rc_sim_control.node_checks`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import CommandMapper, MappedCommand
+from rc_sim_control.node_checks import DropCounter, twist_problem
 from rc_sim_control.node_params import mapper_config, mapper_specs
 from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
 from rc_sim_description.nodes.spin import run_node
@@ -39,6 +41,7 @@ class TurningCommandMapper(Node):
         self._rate = 0.0
         self._debug = True
         self._was_active = False
+        self._drops = DropCounter()
         self._pub_steer = self.create_publisher(Float64, 'steering_angle', QOS_DEPTH)
         self._pub_speed = self.create_publisher(Float64, 'rear_wheel_speed', QOS_DEPTH)
         self._pub_yaw = self.create_publisher(Float64, 'yaw_rate', QOS_DEPTH)
@@ -63,24 +66,26 @@ class TurningCommandMapper(Node):
             self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
-    def _accept(self, out: MappedCommand | None) -> None:
+    def _accept(self, topic: str, reason: str | None, v: float, z: float,
+                mode: str | None = None) -> None:
+        assert self._mapper is not None
+        out = None if reason else self._mapper.update(v, z, now_seconds(self), mode=mode)
         if out is None:
-            assert self._mapper is not None
-            self.get_logger().warning(
-                f'rejected non-finite command ({self._mapper.rejected_count} so far)',
-                throttle_duration_sec=1.0)
+            self.get_logger().warning(self._drops.drop(topic, reason or 'clock not finite'),
+                                      throttle_duration_sec=1.0)
             return
         self._was_active = True
         self._publish(out)
 
     def _on_twist(self, msg: Twist) -> None:
         assert self._mapper is not None
-        self._accept(self._mapper.update(msg.linear.x, msg.angular.z, now_seconds(self)))
+        v, z = msg.linear.x, msg.angular.z
+        self._accept('cmd_vel', twist_problem(v, z, self._mapper.config.mode), v, z)
 
     def _on_ackermann(self, msg: AckermannDriveStamped) -> None:
-        assert self._mapper is not None
-        self._accept(self._mapper.update(float(msg.drive.speed), float(msg.drive.steering_angle),
-                                         now_seconds(self), mode='steering_angle'))
+        v, z = float(msg.drive.speed), float(msg.drive.steering_angle)
+        reason = twist_problem(v, z, 'steering_angle', ('drive.speed', 'drive.steering_angle'))
+        self._accept('ackermann_cmd', reason, v, z, mode='steering_angle')
 
     def _on_timer(self) -> None:
         assert self._mapper is not None

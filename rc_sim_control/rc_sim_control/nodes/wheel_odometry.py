@@ -1,11 +1,14 @@
 """wheel_odometry: /joint_states -> /wheel_odom (nav_msgs/Odometry), optional TF odom -> base_link.
 
 Thin shell over :class:`rc_sim_control.odometry.JointStateOdometry`: rear wheel encoder angles
-(``model`` differential, seed 001) or rear wheels + steering hinges (``model`` bicycle),
+(``model`` differential) or rear wheels + steering hinges (``model`` bicycle),
 integrated exactly along arcs, with the covariance growth documented in
 :mod:`rc_sim_control.odometry`. Publishes on ``odom_topic`` (default ``wheel_odom``: the ground
 truth owns ``/odom``); ``publish_tf`` (default false: the ground truth owns odom -> base_link)
 broadcasts the transform on ``/tf``. Stamps come from the joint_states header (sim time).
+Messages with names and positions of different lengths, non-finite positions or encoder jumps no
+wheel can make are dropped with a throttled warning (:mod:`rc_sim_control.node_checks`); the next
+message restarts the encoder reference, the pose is kept.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from rc_sim_control.node_checks import DropCounter, EncoderGuard, joint_state_problem
 from rc_sim_control.node_params import odometry_config, odometry_specs
 from rc_sim_control.nodes._common import setup_parameters, vehicle_params
 from rc_sim_control.odometry import (
@@ -43,6 +47,8 @@ class WheelOdometry(Node):
         self._specs = odometry_specs(vehicle)
         self._odo: JointStateOdometry | None = None
         self._values: dict[str, Any] = {}
+        self._drops = DropCounter()
+        self._encoders = EncoderGuard(vehicle.drive.max_wheel_speed)
         values = setup_parameters(self, self._specs, odometry_config, self._apply)
         self._pub = self.create_publisher(Odometry, values['odom_topic'], 10)
         self._tf = self.create_publisher(TFMessage, '/tf', TF_QOS_DEPTH)
@@ -73,14 +79,32 @@ class WheelOdometry(Node):
         if t == 0.0:
             t = self.get_clock().now().nanoseconds * 1e-9
             stamp = self.get_clock().now().to_msg()
+        names, positions = list(msg.name), list(msg.position)
+        needed = self._odo.needed()
+        reason = joint_state_problem(names, positions, needed)
+        if reason is None and all(n in names for n in needed[:2]):
+            reason = self._encoders.check(t, [positions[names.index(n)] for n in needed[:2]])
+        if reason:
+            self.get_logger().warning(self._drops.drop('joint_states', reason),
+                                      throttle_duration_sec=1.0)
+            self._restart_reference()
+            return
         missing = self._odo.missing_count
-        state = self._odo.update(t, list(msg.name), list(msg.position))
+        state = self._odo.update(t, names, positions)
         if self._odo.missing_count > missing:
             self.get_logger().warning(
                 f'joint_states lacks positions of {", ".join(self._odo.needed())}',
                 throttle_duration_sec=5.0)
         if state is not None:
             self._publish(state, stamp)
+
+    def _restart_reference(self) -> None:
+        """Next message is a new encoder reference; pose and covariance are kept."""
+        assert self._odo is not None
+        odo = self._odo.odometry
+        x, y, yaw, cov = odo.x, odo.y, odo.yaw, odo.covariance.copy()
+        odo.reset(x, y, yaw)
+        odo.covariance = cov
 
     def _publish(self, s: OdometryState, stamp: Any) -> None:
         v = self._values

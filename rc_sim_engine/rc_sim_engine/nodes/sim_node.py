@@ -6,7 +6,8 @@ subscribes ``/steering_angle`` and ``/rear_wheel_speed`` (std_msgs/Float64, the 
 and, with ``use_cmd_vel``, ``/cmd_vel`` through the control core's mapper. A wall-clock (steady)
 timer steps the simulator so that sim time = realtime_factor x wall time; header stamps are sim
 time, so consumers run with ``use_sim_time:=true``. All logic is in :mod:`rc_sim_engine.live` and
-:mod:`rc_sim_engine.simulator`.
+:mod:`rc_sim_engine.simulator`; NaN/inf commands are dropped with a throttled warning
+(:mod:`rc_sim_engine.node_inputs`), the last valid command stays.
 """
 
 import array
@@ -27,6 +28,7 @@ from tf2_msgs.msg import TFMessage
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_engine.live import NODE_PARAMETERS, LivePacer, build_simulator, node_parameter_problem
+from rc_sim_engine.node_inputs import CommandInputs
 from rc_sim_engine.sensors import JOINT_NAMES
 
 
@@ -66,8 +68,8 @@ class SimNode(Node):
         self.pub_scan_raw = self.create_publisher(LaserScan, 'scan_raw', qos)
         self.pub_scan = (self.create_publisher(LaserScan, 'scan', qos)
                          if values['lidar_errors'] else None)
-        self._steer = 0.0
-        self._wheel = 0.0
+        self._inputs = CommandInputs()
+        self._mapper_mode = values['mapper_mode']
         self.create_subscription(Float64, 'steering_angle', self._on_steering, qos)
         self.create_subscription(Float64, 'rear_wheel_speed', self._on_wheel_speed, qos)
         if values['use_cmd_vel']:
@@ -92,16 +94,27 @@ class SimNode(Node):
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ commands
+    def _dropped(self, line):
+        self.get_logger().warning(line, throttle_duration_sec=1.0)
+
     def _on_steering(self, msg):
-        self._steer = float(msg.data)
-        self.sim.command(self._steer, self._wheel)
+        line = self._inputs.steering(msg.data)
+        if line:
+            return self._dropped(line)
+        self.sim.command(self._inputs.steering_angle, self._inputs.wheel_speed)
 
     def _on_wheel_speed(self, msg):
-        self._wheel = float(msg.data)
-        self.sim.command(self._steer, self._wheel)
+        line = self._inputs.wheel(msg.data)
+        if line:
+            return self._dropped(line)
+        self.sim.command(self._inputs.steering_angle, self._inputs.wheel_speed)
 
     def _on_cmd_vel(self, msg):
-        self.sim.command_twist(float(msg.linear.x), float(msg.angular.z))
+        v, z = float(msg.linear.x), float(msg.angular.z)
+        line = self._inputs.twist(v, z, self._mapper_mode)
+        if line:
+            return self._dropped(line)
+        self.sim.command_twist(v, z)
 
     # ------------------------------------------------------------------ stepping and publishing
     def _on_timer(self):

@@ -7,7 +7,9 @@ so launch arguments / parameter files override single keys, and live ``ros2 para
 validated by :class:`LidarErrorConfig` (rejected with its one-line reason). A change of ``seed``
 restarts the random stream; ``~/reset_bias`` (std_srvs/Trigger) brings the drifting bias back to
 ``bias_initial``. Both topics use the sensor-data QoS (best effort, depth 5), which also matches
-the reliable ros_gz_bridge publisher. Lost scans are not published.
+the reliable ros_gz_bridge publisher. Lost scans are not published. Every scan keeps its own
+geometry; a scan with unusable fields (zero or NaN angle_increment, intensities that do not match
+the ranges, range_min >= range_max, too many beams) is dropped with a throttled warning.
 """
 
 from __future__ import annotations
@@ -27,14 +29,14 @@ from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
+from rc_sim_sensors.scan_geometry import scan_from_message
 from rc_sim_sensors.scan_io import (
     SOURCE_PARAMETERS,
     base_config,
-    beam_angles,
     delayed_stamp,
+    model_input,
     parameter_specs,
     reported_limits,
-    stamp_seconds,
     updated_config,
 )
 
@@ -59,6 +61,7 @@ class LidarErrorInjector(Node):
                   for s in self._specs}
         config = LidarErrorConfig.from_mapping(values, f'{self.get_name()} parameters')
         self._model = LidarErrorModel(config)
+        self._dropped = 0
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._pub = self.create_publisher(LaserScan, output_topic, qos_profile_sensor_data)
         self.create_subscription(LaserScan, input_topic, self._on_scan, qos_profile_sensor_data)
@@ -85,23 +88,23 @@ class LidarErrorInjector(Node):
         return response
 
     def _on_scan(self, msg: LaserScan) -> None:
-        ranges = np.asarray(msg.ranges, dtype=np.float32)
-        beams = ranges.shape[0]
-        if beams == 0:
+        scan = scan_from_message(msg)
+        if isinstance(scan, str):  # unusable fields: log (throttled), drop, keep running
+            self._dropped += 1
+            self.get_logger().warning(f'dropped LaserScan ({self._dropped} so far): {scan}',
+                                      throttle_duration_sec=5.0)
             return
-        intensities = None
-        if len(msg.intensities) == beams:
-            intensities = np.asarray(msg.intensities, dtype=np.float32)
+        if scan.beams == 0:
+            return
         config = self._model.config
-        out = self._model.apply(ranges, beam_angles(msg.angle_min, msg.angle_increment, beams),
-                                stamp_seconds(msg.header.stamp.sec, msg.header.stamp.nanosec),
-                                intensities)
+        ranges, incidence = model_input(scan, config)
+        out = self._model.apply(ranges, scan.angles, scan.stamp, scan.intensities, incidence)
         if out.lost:
             return
         msg.header.stamp.sec, msg.header.stamp.nanosec = delayed_stamp(
             msg.header.stamp.sec, msg.header.stamp.nanosec, config.latency)
         msg.ranges = array.array('f', np.asarray(out.ranges, dtype=np.float32).tobytes())
-        if intensities is not None and out.intensities is not None:
+        if scan.intensities is not None and out.intensities is not None:
             msg.intensities = array.array(
                 'f', np.asarray(out.intensities, dtype=np.float32).tobytes())
         msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max, config)

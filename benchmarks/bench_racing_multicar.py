@@ -1,0 +1,87 @@
+"""N cars in one world on a track map, each lidar seeing the others: steps/s per car count.
+
+Same workload as bench_racing_map.py (dt 10 ms RK4, 1080-beam 270 deg 30 m lidar every step,
+1000 x 1000-cell map), N cars on a race grid lapping with pure pursuit at slightly different
+speeds; every step checks car-to-car contacts and overlays the other cars on every scan. One
+process per figure: with no --cars, the script runs itself once per car count (1, 2, 4, 8).
+Target: 8 cars >= 25 % of the one-car rate (perfectly linear cost would give 12.5 %).
+
+Run: python benchmarks/bench_racing_multicar.py [--cars N] [--steps N] [--map MAP.yaml]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit('/', 1)[0])
+from _racing_common import block_rates, common_args, f1tenth_params, load
+
+
+def one(n_cars: int, args: object) -> float:
+    from rc_sim_engine.race_core import RaceCore
+    from rc_sim_engine.race_kernels import OBS_CAR_DEPTH, OBS_S, OBS_WALL_DEPTH
+    from rc_sim_engine.racing_policies import pure_pursuit
+
+    params = f1tenth_params()
+    track, _ = load(args)
+    core = RaceCore(track, params, n_cars=n_cars, dt=0.01,
+                    parallel=True if args.threads else None)
+    line = track.centerline
+    speed = 3.5 - 0.1 * np.arange(n_cars)  # the leader is fastest: the gaps grow
+    steps = int(args.steps)
+
+    def run(count: int) -> tuple[list[float], int, int]:
+        core.reset_cars(np.arange(n_cars), track.grid_poses(n_cars))
+        core.observe()
+        times: list[float] = []
+        walls = cars = 0
+        for _ in range(count):
+            a = pure_pursuit(line, core.base, core.obs[:, OBS_S],
+                             wheelbase=params.geometry.wheelbase, lookahead=1.5, speed=speed)
+            t0 = time.perf_counter()
+            core.step(a)
+            times.append(time.perf_counter() - t0)
+            walls += int(np.sum(core.obs[:, OBS_WALL_DEPTH] > 0))
+            cars += int(np.sum(core.obs[:, OBS_CAR_DEPTH] > 0))
+        return times, walls, cars
+
+    run(200)
+    times, walls, cars = run(steps)
+    best, median = block_rates(times)
+    threads = 'threads' if core._kernel.__name__.endswith('parallel') else 'serial'
+    print(f'  {n_cars} car(s): {best:,.0f} steps/s best 500-step block ({best * n_cars:,.0f} '
+          f'car-steps/s, {1e6 / best:.1f} us/step, {threads}), median block {median:,.0f}; '
+          f'{walls} car-steps on walls, {cars} in car contact')
+    return best
+
+
+def main() -> None:
+    parser = common_args(__doc__.split('\n')[0])
+    parser.add_argument('--cars', type=int, help='one car count (default: 1, 2, 4, 8, each in '
+                        'its own process)')
+    parser.add_argument('--threads', action='store_true', help='numba threads over the cars '
+                        '(default: serial below 16 cars)')
+    args = parser.parse_args()
+    if args.cars:
+        one(args.cars, args)
+        return
+    print(f'N cars, lidar seeing each other, dt 10 ms RK4, 1080-beam lidar every step, '
+          f'{args.steps} steps per count')
+    rates = {}
+    for n in (1, 2, 4, 8):
+        cmd = [sys.executable, __file__, '--cars', str(n), '--steps', str(args.steps),
+               '--lidar-mode', args.lidar_mode, *(['--threads'] if args.threads else [])]
+        if args.map:
+            cmd += ['--map', args.map]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        print(out.rstrip())
+        rates[n] = float(out.split(':')[1].split('steps/s')[0].replace(',', ''))
+    print(f'  8 cars / 1 car = {rates[8] / rates[1]:.1%} (target >= 25 %; linear cost 12.5 %)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,136 @@
+"""Rear drive models of real RC hardware (``drive.drive_model``), beside the gz wheel PID.
+
+* ``pd_joint``: the gz JointController wheel loop (:func:`rc_sim_engine.actuators.wheel_substep`).
+
+* ``first_order``, a speed-loop ESC (e.g. a VESC in speed mode): the wheel speed follows the
+  command with a first-order lag and acceleration / braking limits on the wheel's rolling speed
+  ``R omega`` (R = effective rolling radius)::
+
+      d(omega)/dt = clip((omega* - omega) / tau, -a_lo / R, +a_hi / R)
+
+  where the limit is ``max_acceleration`` while |omega| grows and ``max_deceleration`` while it
+  falls (braking, including the braking part of a reversal). The speed loop is taken as stiff: the
+  tyre force does not slow the wheel (it drives the chassis through the slip, as in every model).
+  Solved exactly per sub-step (ramp at the limit, switch of limit at omega = 0, exponential). The
+  form is f1tenth_gym's speed controller (O'Kelly et al., 2020) with its acceleration limit.
+
+* ``throttle``, an ESC + DC motor driven by a duty d in [-1, 1]. The rear axle's longitudinal
+  force is the form Liniger, Domahidi & Morari (2015, *Optimization-based autonomous racing of
+  1:43 scale RC cars*, Optim. Control Appl. Meth. 36(5)) fitted on small RC cars,
+  ``F = (C_m1 - C_m2 v) d - C_r0 - C_r2 v^2``, made physical for every sign of d and v::
+
+      F_motor = C_m1 d - C_m2 |d| v
+      F_x     = F_motor - C_r0 sgn(v) - C_r1 v - C_r2 v |v|,   |F_x| <= D_long Fz_rear
+
+  with v the longitudinal speed vx. ``F_motor`` is the on-time average of a PWM-driven DC motor
+  (current ``(d V - k_e w_m) / R_a`` during a fraction |d| of the period, open circuit
+  otherwise): for d > 0 it is Liniger's ``(C_m1 - C_m2 v) d``; a negative duty reverses the
+  voltage, so a car moving forwards is braked with a force that grows with speed (plug braking)
+  and then driven backwards. There is no ESC brake/reverse state machine. As in the published
+  model there is no wheel-slip state: the wheels roll (``omega = vx / R``) and the force is capped
+  at the rear tyres' grip (the peak of the longitudinal Magic Formula). The duty goes through an
+  optional first-order lag (``throttle_time_constant``, the ESC and motor current) and a dead
+  band (``d_eff = sgn(d) max(|d| - d0, 0)``), in that order, as in the DART car's published model
+  (Lyons et al., 2024). The chassis integrator evaluates F_x at every stage, so the equation is
+  integrated to the integrator's order (no splitting error).
+
+  Standstill (static friction after Karnopp, *Computer simulation of stick-slip friction in
+  mechanical dynamic systems*, J. Dyn. Syst. Meas. Control 107, 1985): when the motor force at
+  rest cannot overcome ``C_r0`` (``|C_m1 d| <= C_r0``, the car "sticks"), a car at rest gets no
+  force, and a moving car whose speed falls below :data:`V_STICK` or changes sign within a step
+  is set to rest (the stepper does it after the chassis step). A stopped car below the break-away
+  duty therefore stays exactly at rest, without chattering, and the rolling resistance never
+  pushes it backwards; above break-away the friction opposes the motor's direction.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+__all__ = ['V_STICK', 'dead_band_duty', 'duty_filter', 'esc_substep', 'sticks',
+           'throttle_force']
+
+#: Speed [m/s] below which static friction holds a throttle-driven car that cannot break away.
+V_STICK = 1e-3
+
+
+@njit(cache=True, error_model='numpy')
+def esc_substep(omega: float, target: float, h: float, tau: float, decay: float, acc: float,
+                brake: float) -> float:
+    """One exact step ``h`` of the speed-loop ESC (module docstring); ``acc``, ``brake`` are
+    angular-acceleration limits [rad/s^2], ``decay = exp(-h / tau)``. Returns omega."""
+    w = omega
+    t_left = h
+    whole = True
+    for _ in range(6):
+        e = target - w
+        if e == 0.0:
+            break
+        sgn = 1.0 if e > 0.0 else -1.0
+        toward_zero = w * sgn < 0.0
+        lim = brake if toward_zero else acc
+        if abs(e) > tau * lim * (1.0 + 1e-12):  # rate-limited ramp
+            t_band = (abs(e) - tau * lim) / lim
+            t_zero = abs(w) / lim if toward_zero else math.inf
+            if min(t_band, t_zero) >= t_left:
+                w += sgn * lim * t_left
+                break
+            if t_zero <= t_band:
+                w = 0.0
+                t_left -= t_zero
+            else:
+                w = target - sgn * tau * lim
+                t_left -= t_band
+            whole = False
+            continue
+        if toward_zero and target * sgn > 0.0:  # linear phase crossing omega = 0 at t_zero
+            t_zero = tau * math.log(e / target)
+            if t_zero < t_left:
+                w = 0.0
+                t_left -= t_zero
+                whole = False
+                continue
+        w = target - e * (decay if whole else math.exp(-t_left / tau))
+        break
+    return w
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def dead_band_duty(duty: float, dead_band: float) -> float:
+    """Effective duty ``sgn(d) max(|d| - d0, 0)``."""
+    return math.copysign(max(abs(duty) - dead_band, 0.0), duty)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def duty_filter(duty: float, command: float, decay: float) -> float:
+    """First-order lag of the duty over one sub-step (``decay = exp(-h / tau)``, 0 for tau = 0);
+    settled below 1e-12 (no creep into denormals)."""
+    if abs(duty - command) < 1e-12:
+        return command
+    return command + (duty - command) * decay
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def throttle_force(vx: float, duty: float, fz_rear: float, grip: float, cm1: float, cm2: float,
+                   cr0: float, cr1: float, cr2: float) -> float:
+    """Longitudinal force of the rear axle [N] for the effective duty (module docstring);
+    ``grip`` is the longitudinal peak coefficient D."""
+    if vx == 0.0:
+        f_start = cm1 * duty  # motor force at rest
+        if abs(f_start) <= cr0:
+            return 0.0  # static friction holds the car
+        force = f_start - math.copysign(cr0, f_start)
+    else:
+        force = (cm1 * duty - cm2 * abs(duty) * vx - math.copysign(cr0, vx) - cr1 * vx
+                 - cr2 * vx * abs(vx))
+    cap = grip * fz_rear
+    return max(-cap, min(cap, force))
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def sticks(duty: float, vx: float, vx_before: float, cm1: float, cr0: float) -> bool:
+    """True when static friction stops the car at the end of a step: the motor cannot overcome
+    ``C_r0`` and the speed fell below :data:`V_STICK` or changed sign during the step."""
+    return abs(cm1 * duty) <= cr0 and (abs(vx) < V_STICK or vx * vx_before < 0.0)

@@ -1,0 +1,214 @@
+"""Batched racing state: M worlds x N cars on one track, stepped by one compiled call.
+
+    core = RaceCore(load_track('chicane_track'), params, n_worlds=256, n_cars=1, dt=0.01)
+    core.reset_cars(np.arange(core.n_total), core.track.grid_poses(1).repeat(256, axis=0))
+    core.step(actions)              # (M N, 2): steering angle [rad] (or curvature), speed [m/s]
+    core.scans, core.base, core.obs[:, OBS_S], core.wall_contact, core.car_contact
+
+The step is :func:`rc_sim_engine.race_kernels.race_step` (serial) or ``race_step_parallel``
+(threads, from :data:`PARALLEL_MIN_CARS` cars): the same vehicle step as :class:`Car` (latency,
+servo, wheel loop, model, integrator), wall and car-to-car contacts, lidar scans with the other
+cars in them, progress along the centre line and lap times. Contacts are reported, not resolved:
+callers decide (the Gymnasium envs terminate the car).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from rc_sim_description.errors import ConfigError
+from rc_sim_description.params import VehicleParams, load_vehicle_params
+from rc_sim_engine.actuators import latency_steps
+from rc_sim_engine.car import as_param_list
+from rc_sim_engine.collision import footprint_from_params
+from rc_sim_engine.integrators import get_integrator, substeps
+from rc_sim_engine.models import get_model
+from rc_sim_engine.packed import P_LR, P_R, pack_params
+from rc_sim_engine.race_kernels import (
+    CFG_ACTION_MODE,
+    CFG_ANGLE_INC,
+    CFG_ANGLE_MIN,
+    CFG_DT,
+    CFG_INTEG,
+    CFG_LAP_LENGTH,
+    CFG_LIDAR,
+    CFG_MODEL,
+    CFG_N_CARS,
+    CFG_N_SUB,
+    CFG_PROJECT,
+    CFG_RANGE_MAX,
+    CFG_RANGE_MIN,
+    CFG_SIZE,
+    OBS_PROGRESS,
+    OBS_S,
+    OBS_SIZE,
+    race_step,
+    race_step_parallel,
+)
+from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, YAW, X, Y
+from rc_sim_engine.track import Track
+
+__all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
+
+FloatArray = NDArray[np.float64]
+ACTION_MODES = ('steering', 'curvature')
+#: From this many cars in total the step runs on numba threads.
+PARALLEL_MIN_CARS = 16
+
+
+class RaceCore:
+    """State and buffers of M x N cars on a :class:`~rc_sim_engine.track.Track` (module doc).
+
+    Args:
+        params: one VehicleParams for every car, or N (one per car of a world, repeated in
+            every world). The lidar spec (samples, field of view) must be common.
+        n_worlds, n_cars: M independent worlds of N interacting cars; car k is in world k // N.
+        dt: step [s]; lidar: cast a scan every step; action_mode: 'steering' or 'curvature'.
+        parallel: force threads on/off (None: from :data:`PARALLEL_MIN_CARS` cars).
+    """
+
+    def __init__(self, track: Track, params: VehicleParams | Sequence[VehicleParams] | None = None,
+                 *, n_worlds: int = 1, n_cars: int = 1, dt: float = 0.01, lidar: bool = True,
+                 action_mode: str = 'steering', model: str = 'single_track',
+                 integrator: str = 'rk4', tyre_model: str | None = None,
+                 parallel: bool | None = None) -> None:
+        if int(n_worlds) < 1 or int(n_cars) < 1:
+            raise ConfigError(f'need n_worlds >= 1 and n_cars >= 1, got {n_worlds}, {n_cars}')
+        if action_mode not in ACTION_MODES:
+            raise ConfigError(f'action_mode {action_mode!r}: choose {" or ".join(ACTION_MODES)}')
+        self.track = track
+        self.n_worlds, self.n_cars = int(n_worlds), int(n_cars)
+        self.n_total = self.n_worlds * self.n_cars
+        plist = as_param_list(params if params is not None else load_vehicle_params(),
+                              self.n_cars) * self.n_worlds
+        self.params = plist
+        s0 = plist[0].sensors
+        if any((p.sensors.lidar_samples, p.sensors.lidar_fov) != (s0.lidar_samples, s0.lidar_fov)
+               for p in plist):
+            raise ConfigError('every car needs the same lidar_samples and lidar_fov')
+        if lidar and s0.lidar_range_max > track.lidar.meta[2] + 1e-9:
+            raise ConfigError(f'lidar_range_max {s0.lidar_range_max} m exceeds the track '
+                              f'table range_cap {track.lidar.meta[2]} m (load_track range_cap)')
+        model_spec = get_model(model)
+        self.dt = float(dt)
+        n_sub = substeps(self.dt)
+        self.packed = pack_params(plist, tyre_model=tyre_model, substep=self.dt / n_sub)
+        delay = [latency_steps(p.timing.command_latency, self.dt) for p in plist]
+        self.delay = np.array(delay, dtype=np.int64)
+        self.buf = np.zeros((self.n_total, max(delay) + 1, 2))
+        self.primed = np.zeros(self.n_total, dtype=np.int8)
+        self.active = np.ones(self.n_total, dtype=np.int8)
+        self.states = np.zeros((self.n_total, N_STATE))
+        fps = [footprint_from_params(p) for p in plist]
+        self.footprints = np.array([[f.center_x, f.half_length, f.half_width] for f in fps])
+        self.mount = np.array([[p.sensors.lidar_mount_x, p.sensors.lidar_mount_y,
+                                p.sensors.lidar_mount_yaw] for p in plist])
+        self.angles = s0.lidar_angle_min + s0.lidar_angle_increment * np.arange(s0.lidar_samples)
+        self.cos_beam, self.sin_beam = np.cos(self.angles), np.sin(self.angles)
+        cfg = np.zeros(CFG_SIZE)
+        cfg[CFG_DT] = self.dt
+        cfg[CFG_N_CARS] = self.n_cars
+        cfg[CFG_ACTION_MODE] = ACTION_MODES.index(action_mode)
+        cfg[CFG_LIDAR] = 1.0 if lidar else 0.0
+        cfg[CFG_ANGLE_MIN] = s0.lidar_angle_min
+        cfg[CFG_ANGLE_INC] = s0.lidar_angle_increment
+        cfg[CFG_RANGE_MIN] = s0.lidar_range_min
+        cfg[CFG_RANGE_MAX] = s0.lidar_range_max
+        cfg[CFG_LAP_LENGTH] = track.centerline.length
+        cfg[CFG_N_SUB] = n_sub
+        cfg[CFG_MODEL] = model_spec.kernel_id
+        cfg[CFG_INTEG] = get_integrator(integrator)
+        cfg[CFG_PROJECT] = 1.0 if model_spec.project_kinematic else 0.0
+        self.cfg = cfg
+        self.lidar = bool(lidar)
+        n_beams = len(self.angles) if lidar else 1
+        self.scans = np.zeros((self.n_total, n_beams), dtype=np.float32)
+        self._scratch = np.zeros((self.n_total, n_beams))
+        self.obs = np.zeros((self.n_total, OBS_SIZE))
+        self.base = np.zeros((self.n_total, 3))
+        self.rect = np.zeros((self.n_total, 6))
+        self.other = np.full(self.n_total, -1, dtype=np.int64)
+        self.normal = np.zeros((self.n_total, 2))
+        self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
+        self.actions = np.zeros((self.n_total, 2))
+        self.steps = 0
+        use_threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else parallel
+        self._kernel = race_step_parallel if use_threads else race_step
+        line = track.centerline
+        ml = track.lidar
+        # every argument of the kernel is a persistent array: build the call once
+        self._args = (self.states, self.packed, self.buf, self.delay, self.primed, self.actions,
+                      self.active, self.cfg, self.head, self.footprints, self.mount,
+                      track.grid.wall, track.grid.skip, track.grid.geo, ml.lut, ml.lut_index,
+                      ml.centers, ml.bins, ml.meta, self.cos_beam, self.sin_beam, line.xy,
+                      line.s, track.line_index, self.base, self.rect, self._scratch, self.scans,
+                      self.obs, self.other, self.normal)
+
+    # ------------------------------------------------------------------ control
+    def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:
+        """Put cars (indices) at base_link poses (n, 3) with forward speed [m/s], actuators at
+        rest, progress counted from the start line (negative behind it), lap clock and last lap
+        time at 0."""
+        idx = np.atleast_1d(np.asarray(cars, dtype=np.int64))
+        pose = np.asarray(poses, dtype=np.float64).reshape(len(idx), 3)
+        if not np.all(np.isfinite(pose)):
+            raise ConfigError('reset poses must be finite')
+        v = np.broadcast_to(np.asarray(speed, dtype=np.float64), (len(idx),))
+        lr = self.packed[idx, P_LR]
+        self.states[idx] = 0.0
+        self.states[idx, X] = pose[:, 0] + lr * np.cos(pose[:, 2])
+        self.states[idx, Y] = pose[:, 1] + lr * np.sin(pose[:, 2])
+        self.states[idx, YAW] = pose[:, 2]
+        self.states[idx, VX] = v
+        self.states[idx, WHEEL_SPEED] = v / self.packed[idx, P_R]
+        self.primed[idx] = 0
+        self.buf[idx] = 0.0
+        self.base[idx] = pose
+        s, _ = self.track.centerline.project(pose[:, 0], pose[:, 1])
+        length = self.track.centerline.length
+        self.obs[idx] = 0.0
+        self.obs[idx, OBS_S] = s
+        self.obs[idx, OBS_PROGRESS] = np.where(s > 0.5 * length, s - length, s)
+
+    def step(self, actions: FloatArray | None = None) -> None:
+        """One step of every active car with ``actions`` (M N, 2) (no checks: the envs
+        validate); None: the commands already written into :attr:`actions`."""
+        if actions is not None and actions is not self.actions:
+            self.actions[:] = actions
+        self._kernel(*self._args)
+        self.steps += 1
+
+    def observe(self, cars: ArrayLike | None = None) -> None:
+        """Refresh contacts, scans and centre-line position of ``cars`` (default all) at their
+        current poses without stepping anything (one kernel call)."""
+        saved = self.active.copy()
+        head = int(self.head[0])
+        self.active[:] = 0
+        self.active[np.arange(self.n_total) if cars is None else np.asarray(cars)] = 2
+        try:
+            self._kernel(*self._args)
+        finally:
+            self.active[:] = saved
+            self.head[0] = head
+
+    # ------------------------------------------------------------------ outputs
+    @property
+    def velocity(self) -> FloatArray:
+        """(M N, 3) base_link twist ``vx, vy, yaw_rate`` in its own frame."""
+        lr = self.packed[:, P_LR]
+        vx = self.states[:, VX]
+        r = self.states[:, 5]
+        return np.stack([vx, self.states[:, 4] - lr * r, r], axis=1)
+
+    def check_actions(self, actions: ArrayLike) -> FloatArray:
+        """Actions as a finite (M N, 2) float64 array (one-line ConfigError otherwise)."""
+        a = np.asarray(actions, dtype=np.float64)
+        if a.shape != (self.n_total, 2):
+            a = a.reshape(self.n_total, 2) if a.size == 2 * self.n_total else a
+        if a.shape != (self.n_total, 2) or not np.all(np.isfinite(a)):
+            raise ConfigError(f'actions must be finite, shape ({self.n_total}, 2); got '
+                              f'{np.shape(actions)}')
+        return np.ascontiguousarray(a)
