@@ -102,7 +102,7 @@ def test_saturated_servo_torque_gives_constant_angular_acceleration() -> None:
     """With a torque limit far below Kp e, J_h d2(delta)/dt2 = tau_max: a parabola until the
     slew limit, then a constant rate (Newton's law; the limits are documented)."""
     tau_max = 2e-4  # N m: Kp e = 0.4 N m for e = 0.2 rad
-    p = BASE.with_values(servo_max_torque=tau_max, servo_d_gain=0.0)
+    p = BASE.with_values(servo_max_torque=tau_max, servo_d_gain=1e-6)  # saturated: Kp e - Kd w >> tau_max
     accel = tau_max / steering_hinge_inertia(p)  # about 2.3 rad/s^2
     car = Car(p, dt=1e-3)
     t, angle, rate = [], [], []
