@@ -152,8 +152,10 @@ def _run(scratch: Path, timeout: float | None) -> tuple[str, float]:
     return ('survived' if proc.returncode == 0 else 'killed'), time.monotonic() - start
 
 
-def mutate(files: list[str], scratch: Path, results_path: Path, retest: bool) -> int:
-    """Run every mutant of ``files`` (repository-relative paths); results as JSON."""
+def mutate(files: list[str], scratch: Path, results_path: Path, retest: bool,
+           sample: int = 0, seed: int = 0) -> int:
+    """Run every mutant of ``files`` (repository-relative paths), or a seeded uniform sample of
+    ``sample`` mutants per file; results as JSON."""
     _copy_tree(scratch)
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     status, baseline = _run(scratch, None)
@@ -168,6 +170,11 @@ def mutate(files: list[str], scratch: Path, results_path: Path, retest: bool) ->
         done = results.setdefault(rel, {})
         mutants = list_mutants(target)
         print(f'{rel}: {len(mutants)} mutants', flush=True)
+        if 0 < sample < len(mutants):   # seeded: the same sample on every run (resumable)
+            import random
+            keep = sorted(random.Random(f'{seed}:{rel}').sample(range(len(mutants)), sample))
+            mutants = [mutants[i] for i in keep]
+            print(f'{rel}: sampled {sample} (seed {seed})', flush=True)
         for mid, mutated in mutants:
             key = f'{mid.line_number + 1}:{mid.index}'
             if key in done and not (retest and done[key]['status'] == 'survived'):
@@ -203,11 +210,15 @@ def main(argv: list[str]) -> int:
                         help='scratch directory for the copy of the working tree (replaced)')
     parser.add_argument('--results', type=Path, required=True, help='results JSON (resumed)')
     parser.add_argument('--retest', action='store_true', help='run the survivors again')
+    parser.add_argument('--sample', type=int, default=0,
+                        help='a seeded uniform sample of N mutants per file (0: all)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of --sample')
     args = parser.parse_args(argv[1:])
     scratch = args.scratch.resolve()
     if scratch == REPO or REPO in scratch.parents or (scratch / '.git').exists():
         parser.error('--scratch must be outside the repository')
-    return mutate(args.files, scratch, args.results.resolve(), args.retest)
+    return mutate(args.files, scratch, args.results.resolve(), args.retest, args.sample,
+                  args.seed)
 
 
 if __name__ == '__main__':
