@@ -3,7 +3,7 @@
 The six training bags of an independent reference car (``rc_sim_calibration/test/refcars``,
 default ``esc_fiala`` seed 0: 92 s of driving, written by a plant that does not use the engine)
 are fitted with the packaged default settings (config/fit_default.yaml: staged identification,
-four candidate structures, selection on held-out windows, CMA-ES guard and least-squares
+two candidate servo structures (first and second order, both with a fitted delay), selection on held-out windows, CMA-ES guard and least-squares
 polish), structure selection included. Prints the time split (reading, staged identification +
 candidates + final search), evaluations, engine throughput, and the errors of the identified
 parameters against the car's truth.

@@ -6,9 +6,10 @@
    select the model structure (and to judge the fit when no validation recordings are given);
    the others fit the parameters.
 2. **Staged identification** (:mod:`rc_sim_calibration.staged`): start values from the data.
-3. **Structures**: with ``free: auto`` every candidate (servo first or second order, with or
-   without a transport delay; the drive the commands need: a speed-loop ESC for speed commands, the
-   ESC + DC motor model for a throttle) gets a short global search from the staged start; the
+3. **Structures**: with ``free: auto`` every candidate (servo first or second order, each with a
+   fitted transport delay >= 0, or also none with ``structures.delay: [true, false]``; the drive
+   the commands need: a speed-loop ESC for speed commands, the ESC + DC motor model for a
+   throttle) gets a short local search from the staged start and from a related candidate's; the
    candidate with the lowest cost on the held-out windows is kept, then searched further (CMA-ES)
    and polished (least squares). A ``free`` list fixes the structure of the base parameters.
 4. **Verdict** (:mod:`rc_sim_calibration.verdict`): nominal vs calibrated RMSE per held-out
