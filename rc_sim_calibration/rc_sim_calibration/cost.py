@@ -1,11 +1,11 @@
 """Fit costs: MSE, RMSE and ITAE of position, speed, yaw rate and wheel speed errors.
 
 Errors come as arrays ``(P, W, K)``: P parameter sets, W re-initialised windows (each starting
-from the measured state, so drift over a long bag does not dominate, issue 6 item 2), K samples per
-window at window-relative times ``t_rel`` (K,); ``mask`` (W, K) marks valid samples. Position
-error is the Euclidean distance between predicted and measured base_link positions.
+from the measured state, so drift over a long bag does not dominate), K samples per window at
+window-relative times ``t_rel`` (K,); ``mask`` (W, K) marks valid samples. Position error is
+the Euclidean distance between predicted and measured base_link positions.
 
-Per channel c (seed 000 §VII.B.3):
+Per channel c:
     MSE_c  = mean_valid(e^2)
     RMSE_c = sqrt(MSE_c)
     ITAE_c = mean over windows of  sum_k t_rel_k |e_k| dt     (integral of time-weighted |error|)

@@ -1,5 +1,6 @@
-"""The recommended acquisition protocol (seed 000 §VII.C): the same scenario files drive the real
-car (``rear_wheel_speed_publisher``) and the engine (``rcsim run --scenario``).
+"""The recommended acquisition protocol (docs/calibration.md, "Recording"): the same scenario
+files drive the real car (``rear_wheel_speed_publisher``) and the engine (``rcsim run
+--scenario``).
 
 Scenarios (all built by :func:`rc_sim_control.commands.manoeuvre` from the vehicle limits, mode
 ``steering_angle`` so the real car and the engine get identical steering commands): a straight
