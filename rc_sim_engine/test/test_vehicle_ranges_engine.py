@@ -22,7 +22,7 @@ from rc_sim_description import plausibility as pl
 from rc_sim_description.errors import RcSimError
 from rc_sim_description.params import SECTIONS, VehicleParams, load_vehicle_params
 from rc_sim_description.testing import LINIGER_1_43, ONE_FIFTH
-from rc_sim_engine import integrators, models, packed
+from rc_sim_engine import integrators, models
 from rc_sim_engine.packed import pack_params
 from rc_sim_engine.rollout import rollout
 
@@ -33,7 +33,6 @@ def test_the_checks_use_the_engine_constants() -> None:
     assert pl.ENGINE_MAX_SUBSTEP == integrators.MAX_SUBSTEP
     assert pl.ENGINE_BLEND_SPEEDS == (models.V_BLEND_LOW, models.V_BLEND_HIGH)
     assert pl.ENGINE_KINEMATIC_RELAXATION == models.KINEMATIC_RELAXATION
-    assert pl.GRAVITY == packed.GRAVITY
 
 
 def _engine_jacobian_radius(p: VehicleParams, v: float) -> float:
