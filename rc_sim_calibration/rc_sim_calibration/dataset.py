@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from rc_sim_calibration.errors import CalibrationError
+from rc_sim_description.cli_support import split_key_value
+from rc_sim_description.frames import quaternion_to_yaw
 from rc_sim_description.params import VehicleParams
 from rc_sim_description.recording import base_link_pose
 
@@ -83,11 +85,10 @@ def parse_topic_overrides(items: Iterable[str]) -> dict[str, str]:
     topics = dict(DEFAULT_TOPICS)
     roles = _topic_roles()
     for item in items:
-        role, sep, topic = item.partition('=')
-        role = role.strip()
-        if not sep or not topic.strip():
-            raise CalibrationError(f'--topic {item!r}: expected ROLE=/topic '
-                                   f'(roles: {", ".join(roles)})')
+        expected = f'ROLE=/topic (roles: {", ".join(roles)})'
+        role, topic = split_key_value(item, '--topic', expected, CalibrationError)
+        if not topic.strip():
+            raise CalibrationError(f'--topic {item!r}: expected {expected}')
         if role not in roles:
             raise CalibrationError(f'--topic {item!r}: unknown role {role!r} '
                                    f'(roles: {", ".join(roles)})')
@@ -97,9 +98,7 @@ def parse_topic_overrides(items: Iterable[str]) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- message fields
-def yaw_from_quaternion(qx: Array, qy: Array, qz: Array, qw: Array) -> Array:
-    """Yaw of a unit quaternion, psi = atan2(2(w z + x y), 1 - 2(y^2 + z^2)) (ZYX convention)."""
-    return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+yaw_from_quaternion = quaternion_to_yaw  # the one helper (rc_sim_description.frames)
 
 
 # --------------------------------------------------------------------------- reading

@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from rc_sim_control.ackermann import bicycle_steering_angle
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import yaw_to_quaternion
 from rc_sim_description.params import VehicleParams
 
 __all__ = [
@@ -420,11 +421,6 @@ class JointStateOdometry:
 
 
 # --------------------------------------------------------------------------- message helpers
-def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of a rotation by ``yaw`` about z."""
-    return 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
-
-
 def pose_covariance_6x6(cov_xy_yaw: npt.ArrayLike,
                         unobserved_variance: float = 1e6) -> list[float]:
     """Row-major 6x6 (x, y, z, roll, pitch, yaw) covariance for nav_msgs/Odometry.

@@ -10,10 +10,10 @@ import re
 import sys
 from typing import Any, NoReturn
 
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.errors import ConfigError, RcSimError
 
 __all__ = ['DEBUG_ENV', 'OneLineErrorParser', 'debug_enabled', 'is_interactive', 'progress',
-           'require_ros', 'run_cli']
+           'require_ros', 'run_cli', 'split_key_value']
 
 DEBUG_ENV = 'RCSIM_DEBUG'
 
@@ -34,6 +34,19 @@ class OneLineErrorParser(argparse.ArgumentParser):
             choices = [c.strip().strip("'") for c in match[2].split(',')]
             hint = did_you_mean(match[1], choices)
         self.exit(2, f'error: {self.prog}: {message}{hint} (see {self.prog} --help)\n')
+
+
+def split_key_value(item: str, flag: str, expected: str = 'KEY=VALUE',
+                    error: type[RcSimError] = ConfigError) -> tuple[str, str]:
+    """``(key, value)`` of one ``KEY=VALUE`` argument of ``flag`` (key stripped, value as given).
+
+    No ``=`` or an empty key raises ``error("<flag> '<item>': expected <expected>")`` (one line).
+    """
+    key, sep, value = item.partition('=')
+    key = key.strip()
+    if not sep or not key:
+        raise error(f'{flag} {item!r}: expected {expected}')
+    return key, value
 
 
 def require_ros() -> None:
