@@ -121,8 +121,7 @@ class RawBag:
     clocks: dict[str, str] = field(default_factory=dict)  # series name -> 'header' | 'log'
 
 
-def default_recording(bag: Any, topics: Mapping[str, str] | None = None,
-                      explicit: Iterable[str] = ()) -> Any:
+def default_recording(bag: Any, topics: Mapping[str, str] | None = None) -> Any:
     """The recording a ``--topic`` mapping describes: each role whose topic is in the bag (a
     wrong type is an error naming the role); default names that are absent are left out."""
     from rc_sim_description.recording import ROLE_TYPES, recording_from_mapping

@@ -247,7 +247,7 @@ def _track(t: FloatArray, ds: FloatArray, dpsi: FloatArray, q: FloatArray, x0: f
     return OdometryTrack(t=t, x=x, y=y, yaw=yaw, linear_velocity=v, yaw_rate=r, covariance=cov)
 
 
-def _times(t: npt.ArrayLike, n_needed: int | None = None) -> FloatArray:
+def _times(t: npt.ArrayLike) -> FloatArray:
     times = np.asarray(t, dtype=np.float64).reshape(-1)
     if times.size < 1 or not np.isfinite(times).all():
         raise ConfigError('odometry: t must be a non-empty array of finite times')
