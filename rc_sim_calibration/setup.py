@@ -11,6 +11,10 @@ DATA_DIRS = ['config']
 ENTRY_POINTS = [
     'fit = rc_sim_calibration.cli:fit_main',
 ]
+# rcsim plug-in point (docs/architecture.md): register(subparsers) adds fit, replay, protocol
+RCSIM_COMMANDS = [
+    'calibration = rc_sim_calibration.cli:register',
+]
 
 
 def data_files():
@@ -42,5 +46,6 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': ENTRY_POINTS,
+        'rc_sim.commands': RCSIM_COMMANDS,
     },
 )

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rc_sim_calibration.errors import CalibrationError
+from rc_sim_description.cli_support import split_key_value
 
 __all__ = [
     'DEFAULT_TOPICS',
@@ -69,11 +70,10 @@ def parse_topic_overrides(items: Iterable[str]) -> dict[str, str]:
     topics = dict(DEFAULT_TOPICS)
     roles = _topic_roles()
     for item in items:
-        role, sep, topic = item.partition('=')
-        role = role.strip()
-        if not sep or not topic.strip():
-            raise CalibrationError(f'--topic {item!r}: expected ROLE=/topic '
-                                   f'(roles: {", ".join(roles)})')
+        expected = f'ROLE=/topic (roles: {", ".join(roles)})'
+        role, topic = split_key_value(item, '--topic', expected, CalibrationError)
+        if not topic.strip():
+            raise CalibrationError(f'--topic {item!r}: expected {expected}')
         if role not in roles:
             raise CalibrationError(f'--topic {item!r}: unknown role {role!r} '
                                    f'(roles: {", ".join(roles)})')

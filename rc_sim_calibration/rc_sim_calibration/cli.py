@@ -177,19 +177,19 @@ def _mapper_items(items: Sequence[str]) -> tuple[tuple[str, float], ...]:
 
     from rc_sim_calibration.errors import CalibrationError
     from rc_sim_control.ackermann import MapperConfig
+    from rc_sim_description.cli_support import split_key_value
     from rc_sim_description.yamlio import did_you_mean
 
     known = [f.name for f in fields(MapperConfig) if f.name not in ('mode',
                                                                      'electronic_differential')]
     out = []
     for item in items:
-        key, sep, value = item.partition('=')
-        key = key.strip()
+        key, value = split_key_value(item, '--mapper', 'KEY=NUMBER', CalibrationError)
         try:
             number = float(value)
         except ValueError:
             number = float('nan')
-        if not sep or not key or not number == number:
+        if not number == number:
             raise CalibrationError(f'--mapper {item!r}: expected KEY=NUMBER')
         if key not in known:
             raise CalibrationError(f'--mapper {item!r}: unknown mapper parameter {key!r}'

@@ -36,6 +36,7 @@ from rc_sim_calibration.bagread import (
 from rc_sim_calibration.baselines import PoseTrack, make_pose_track
 from rc_sim_calibration.errors import CalibrationError
 from rc_sim_calibration.measured_point import resolve_offset
+from rc_sim_description.frames import quaternion_to_yaw
 from rc_sim_description.params import VehicleParams
 from rc_sim_description.recording import base_link_pose
 
@@ -57,9 +58,7 @@ Array = np.ndarray
 
 
 # --------------------------------------------------------------------------- message fields
-def yaw_from_quaternion(qx: Array, qy: Array, qz: Array, qw: Array) -> Array:
-    """Yaw of a unit quaternion, psi = atan2(2(w z + x y), 1 - 2(y^2 + z^2)) (ZYX convention)."""
-    return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+yaw_from_quaternion = quaternion_to_yaw  # the one helper (rc_sim_description.frames)
 
 
 # --------------------------------------------------------------------------- signal helpers

@@ -28,7 +28,6 @@ from rc_sim_description.params import VehicleParams
 
 __all__ = ['summary_markdown', 'write_report']
 
-GRAVITY = 9.80665
 
 
 def _score_rows(scores: Sequence[BagScore]) -> list[str]:

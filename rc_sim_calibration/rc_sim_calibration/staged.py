@@ -38,12 +38,12 @@ import numpy as np
 
 from rc_sim_calibration.dataset import Dataset
 from rc_sim_calibration.measured_point import LeverArm, lever_arm_regression
+from rc_sim_description.constants import GRAVITY_MPS2 as GRAVITY
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 
 __all__ = ['Signals', 'StageResult', 'initial_values', 'signals']
 
 Array = np.ndarray
-GRAVITY = 9.80665
 CMD_DT = 0.002                       # [s] command grid of the stages
 LATENCY_GRID = np.arange(0.0, 0.1201, 0.01)
 LAG_GRID = np.array([0.0, 0.015, 0.03, 0.045, 0.06, 0.08, 0.1, 0.13, 0.16, 0.2])

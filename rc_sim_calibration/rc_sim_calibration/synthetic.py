@@ -18,6 +18,7 @@ import numpy as np
 
 from rc_sim_control.ackermann import MapperConfig, map_sequence
 from rc_sim_control.commands import CommandSequence
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import VehicleParams
 
 __all__ = ['NoiseModel', 'simulate_truth', 'write_synthetic_bag']
@@ -113,7 +114,7 @@ def write_synthetic_bag(path: str | os.PathLike[str], seq: CommandSequence, trut
             ns(t[i]), ox[i], oy[i], oyaw[i], ovx[i], ovy[i], owz[i])))
     for i in range(t_imu.size):
         events.append((ns(t_imu[i]), '/imu', 'sensor_msgs/msg/Imu', bagio.imu_msg(
-            ns(t_imu[i]), yaw_imu[i], gyro[i], 0.0, 0.0, 9.81)))
+            ns(t_imu[i]), yaw_imu[i], gyro[i], 0.0, 0.0, GRAVITY_MPS2)))
     for i in range(t_js.size):
         events.append((ns(t_js[i]), '/joint_states', 'sensor_msgs/msg/JointState',
                        bagio.joint_state_msg(ns(t_js[i]), names, [0.0, 0.0],

@@ -471,7 +471,6 @@ class CommandMapper:
         self.rejected_count = 0
         self._target_v = 0.0
         self._target_z = 0.0
-        self._has_input = False
         self._last_input_t: float | None = None
         self._last_out_t: float | None = None
         self._delta = float(initial_steering_angle)
@@ -496,7 +495,6 @@ class CommandMapper:
 
     def reset(self, steering_angle: float = 0.0) -> None:
         """Forget inputs and timing (e.g. after a simulation reset); keep ``rejected_count``."""
-        self._has_input = False
         self._last_input_t = None
         self._last_out_t = None
         self._target_v, self._target_z = 0.0, 0.0
@@ -520,7 +518,6 @@ class CommandMapper:
             return None
         self._target_v, self._target_z = float(linear_x), float(angular_z)
         self._target_mode = config.mode
-        self._has_input = True
         self._last_input_t = float(t)
         return self._emit(out, float(t), stopped=False)
 

@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from rc_sim_control.ackermann import bicycle_steering_angle
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import yaw_to_quaternion
 from rc_sim_description.params import VehicleParams
 
 __all__ = [
@@ -246,7 +247,7 @@ def _track(t: FloatArray, ds: FloatArray, dpsi: FloatArray, q: FloatArray, x0: f
     return OdometryTrack(t=t, x=x, y=y, yaw=yaw, linear_velocity=v, yaw_rate=r, covariance=cov)
 
 
-def _times(t: npt.ArrayLike, n_needed: int | None = None) -> FloatArray:
+def _times(t: npt.ArrayLike) -> FloatArray:
     times = np.asarray(t, dtype=np.float64).reshape(-1)
     if times.size < 1 or not np.isfinite(times).all():
         raise ConfigError('odometry: t must be a non-empty array of finite times')
@@ -420,11 +421,6 @@ class JointStateOdometry:
 
 
 # --------------------------------------------------------------------------- message helpers
-def yaw_to_quaternion(yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of a rotation by ``yaw`` about z."""
-    return 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
-
-
 def pose_covariance_6x6(cov_xy_yaw: npt.ArrayLike,
                         unobserved_variance: float = 1e6) -> list[float]:
     """Row-major 6x6 (x, y, z, roll, pitch, yaw) covariance for nav_msgs/Odometry.

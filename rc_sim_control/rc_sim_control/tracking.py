@@ -29,12 +29,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rc_sim_control.trajectories import Trajectory, TrajectorySample
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
 
 __all__ = [
     'CONTROLLER_NAMES',
-    'GRAVITY',
     'MAX_PATH_POSES',
     'MAX_TRACKER_VALUE',
     'MAX_TRACKING_DURATION',
@@ -409,7 +409,6 @@ def make_controller(name: str, params: VehicleParams, **gains: Any) -> TrackingC
 
 
 # --------------------------------------------------------------------------- limits
-GRAVITY = 9.81  # [m/s^2]
 #: Share of the car's steering (curvature) limit a reference may use: the rest is left to the
 #: feedback that corrects tracking errors.
 CURVATURE_MARGIN = 0.8
@@ -465,7 +464,7 @@ def reference_limits(trajectory: Trajectory, duration: float,
         lateral_acceleration=float(np.max(speed ** 2 * curvature)),
         max_speed=params.max_speed,
         car_curvature=1.0 / math.hypot(params.min_turning_radius, lr),
-        friction_limit=params.friction.mu2 * GRAVITY)
+        friction_limit=params.friction.mu2 * GRAVITY_MPS2)
 
 
 # --------------------------------------------------------------------------- node / CLI core

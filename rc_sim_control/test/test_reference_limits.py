@@ -14,6 +14,7 @@ from rc_sim_control.tracking import (
     trajectory_from_values,
 )
 from rc_sim_control.trajectories import TRAJECTORY_NAMES, Lemniscate, canonical_trajectory
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import load_vehicle_params
 
 P = load_vehicle_params()
@@ -35,7 +36,7 @@ def test_car_curvature_is_that_of_the_centre_of_mass() -> None:
     g = P.geometry
     r_min = g.wheelbase / math.tan(P.steering.max_steering_angle)
     assert limits.car_curvature == pytest.approx(1 / math.hypot(r_min, g.cg_to_rear_axle))
-    assert limits.friction_limit == pytest.approx(P.friction.mu2 * 9.81)
+    assert limits.friction_limit == pytest.approx(P.friction.mu2 * GRAVITY_MPS2)
 
 
 def test_a_too_tight_eight_is_reported_with_a_size_that_fits() -> None:

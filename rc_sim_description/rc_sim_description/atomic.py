@@ -145,7 +145,7 @@ def _parents_of(target: Path) -> Iterator[Path]:
         raise OutputError(f'{target}: cannot create {parent} ({exc.strerror})') from None
     try:
         yield parent
-    except BaseException:
+    except BaseException:  # any failure, Ctrl-C included: clean up, then re-raise it
         for directory in missing:  # deepest first; only the ones this call created, if empty
             try:
                 directory.rmdir()

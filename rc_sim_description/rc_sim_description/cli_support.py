@@ -10,9 +10,12 @@ import re
 import sys
 from typing import Any, NoReturn
 
-from rc_sim_description.errors import RcSimError
+from rc_sim_description.errors import ConfigError, RcSimError
 
-__all__ = ['OneLineErrorParser', 'is_interactive', 'progress', 'require_ros', 'run_cli']
+__all__ = ['DEBUG_ENV', 'OneLineErrorParser', 'debug_enabled', 'is_interactive', 'progress',
+           'require_ros', 'run_cli', 'split_key_value']
+
+DEBUG_ENV = 'RCSIM_DEBUG'
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -31,6 +34,19 @@ class OneLineErrorParser(argparse.ArgumentParser):
             choices = [c.strip().strip("'") for c in match[2].split(',')]
             hint = did_you_mean(match[1], choices)
         self.exit(2, f'error: {self.prog}: {message}{hint} (see {self.prog} --help)\n')
+
+
+def split_key_value(item: str, flag: str, expected: str = 'KEY=VALUE',
+                    error: type[RcSimError] = ConfigError) -> tuple[str, str]:
+    """``(key, value)`` of one ``KEY=VALUE`` argument of ``flag`` (key stripped, value as given).
+
+    No ``=`` or an empty key raises ``error("<flag> '<item>': expected <expected>")`` (one line).
+    """
+    key, sep, value = item.partition('=')
+    key = key.strip()
+    if not sep or not key:
+        raise error(f'{flag} {item!r}: expected {expected}')
+    return key, value
 
 
 def require_ros() -> None:
@@ -54,8 +70,34 @@ def is_interactive() -> bool:
     return sys.stderr.isatty() and not os.environ.get('CI')
 
 
+def debug_enabled() -> bool:
+    """True when ``RCSIM_DEBUG`` is set to anything but empty or ``0``."""
+    return os.environ.get(DEBUG_ENV, '').strip() not in ('', '0')
+
+
+def _print_full_traceback(exc: BaseException) -> None:
+    """The traceback of ``exc`` with every cause, also those hidden by ``raise ... from None``.
+
+    ``from None`` only sets ``__suppress_context__``; Python still records the exception being
+    handled in ``__context__``, so clearing the flag along the chain brings the hidden cause back.
+    """
+    import traceback
+
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.__suppress_context__ = False
+        link = link.__cause__ or link.__context__
+    traceback.print_exception(exc, file=sys.stderr)
+
+
 def run_cli(main: Callable[[], int]) -> int:
-    """Run ``main``; user errors become ``error: <one line>`` on stderr and exit status 2."""
+    """Run ``main``; user errors become ``error: <one line>`` on stderr and exit status 2.
+
+    With ``RCSIM_DEBUG=1`` in the environment the line is followed by the full traceback,
+    including the third-party exception a ``raise ... from None`` wrapped.
+    """
     import warnings
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
@@ -71,6 +113,8 @@ def run_cli(main: Callable[[], int]) -> int:
         return main()
     except RcSimError as exc:
         print(f'error: {exc}', file=sys.stderr)
+        if debug_enabled():
+            _print_full_traceback(exc)
         return 2
     except KeyboardInterrupt:
         print('error: interrupted', file=sys.stderr)

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 import sys
 
 from rc_sim_description.errors import ConfigError
 
-__all__ = ['list_worlds', 'package_share', 'share_path', 'world_path']
+__all__ = ['ament_share', 'list_worlds', 'package_share', 'share_path', 'world_path']
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[1]  # rc_sim_description/ in a source checkout
+_AMENT_PACKAGES = Path('share', 'ament_index', 'resource_index', 'packages')
+
+
+def ament_share(package: str, prefixes: str | None = None) -> Path | None:
+    """Share directory of ``package`` in a ROS 2 install (colcon), read from the ament index.
+
+    The ament resource index marks an installed package with the
+    file ``<prefix>/share/ament_index/resource_index/packages/<package>``, where ``<prefix>`` is
+    one of ``AMENT_PREFIX_PATH`` (searched in order); its share directory is
+    ``<prefix>/share/<package>``, what ``ament_index_python.get_package_share_directory``
+    returns. Read directly, so the ROS-free core does not import ROS. None when not indexed.
+    """
+    if prefixes is None:
+        prefixes = os.environ.get('AMENT_PREFIX_PATH', '')
+    for prefix in prefixes.split(os.pathsep):
+        if prefix and (Path(prefix) / _AMENT_PACKAGES / package).is_file():
+            return Path(prefix) / 'share' / package
+    return None
 
 
 def package_share(package: str = 'rc_sim_description') -> Path:
@@ -17,12 +36,9 @@ def package_share(package: str = 'rc_sim_description') -> Path:
     source_tree = _SOURCE_ROOT.parent / package
     if (source_tree / 'package.xml').is_file():
         return source_tree
-    try:  # ROS 2 install (colcon): the ament index knows the share directory
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory(package))
-    except Exception:
-        pass
+    ament = ament_share(package)
+    if ament is not None:
+        return ament
     for prefix in (sys.prefix, sys.base_prefix, '/usr/local', '/usr'):
         candidate = Path(prefix) / 'share' / package
         if (candidate / 'package.xml').is_file():

@@ -33,6 +33,7 @@ from collections.abc import Iterator
 import math
 from typing import Any
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import VehicleParamsError
 
 # The checks take a rc_sim_description.params.VehicleParams; params imports this module, so the
@@ -44,7 +45,6 @@ __all__ = [
     'ENGINE_BLEND_SPEEDS',
     'ENGINE_KINEMATIC_RELAXATION',
     'ENGINE_MAX_SUBSTEP',
-    'GRAVITY',
     'MAX_TOP_SPEED',
     'MIN_AXLE_LOAD_FRACTION',
     'chassis_mode_rate',
@@ -54,14 +54,13 @@ __all__ = [
 
 #: The embedded engine's numerical constants these checks depend on (rc_sim_engine.integrators
 #: MAX_SUBSTEP, rc_sim_engine.models V_BLEND_LOW/V_BLEND_HIGH and KINEMATIC_RELAXATION,
-#: rc_sim_engine.packed GRAVITY; rc_sim_engine/test/test_vehicle_ranges_engine.py holds them
-#: equal): largest internal step [s], ...
+#: rc_sim_engine/test/test_vehicle_ranges_engine.py holds them equal): largest internal step
+#: [s], ...
 ENGINE_MAX_SUBSTEP = 2.5e-3
 #: ... speeds [m/s] between which the single track blends from kinematic to dynamic, ...
 ENGINE_BLEND_SPEEDS = (0.5, 1.0)
-#: ... time constant [s] of the kinematic relaxation, gravity [m/s^2].
+#: ... time constant [s] of the kinematic relaxation.
 ENGINE_KINEMATIC_RELAXATION = 0.02
-GRAVITY = 9.81
 #: Largest |lambda| h of the explicit chassis step (explicit Euler's real-axis limit).
 CHASSIS_STEP_LIMIT = 2.0
 #: Top speed limit [m/s]: the fastest RC cars reach about 100 m/s.
@@ -108,8 +107,8 @@ def chassis_mode_rate(p: VehicleParams) -> tuple[float, str]:
     slope = lat.B * lat.C * lat.D
     sets = {'cornering_stiffness': (p.tyres.cornering_stiffness_front,
                                     p.tyres.cornering_stiffness_rear),
-            'pacejka_lateral': (mass * GRAVITY * lr / length * slope,
-                                mass * GRAVITY * lf / length * slope)}
+            'pacejka_lateral': (mass * GRAVITY_MPS2 * lr / length * slope,
+                                mass * GRAVITY_MPS2 * lf / length * slope)}
     lo, hi = ENGINE_BLEND_SPEEDS
     relax = -1.0 / ENGINE_KINEMATIC_RELAXATION
     worst, which = 0.0, 'cornering_stiffness'

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import quaternion_to_yaw
 
 __all__ = ['KINDS', 'ROLE_KEYS', 'ROLE_TYPES', 'Channel', 'Recording', 'Role', 'base_link_pose',
            'check_recording',
@@ -244,8 +245,8 @@ def check_recording(recording: Recording, bag: Any) -> None:
 
 
 def _yaw(q: Any) -> float:
-    """Yaw of a quaternion, atan2(2(wz + xy), 1 - 2(y^2 + z^2)) (ZYX convention)."""
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    """Yaw of a quaternion message (:func:`rc_sim_description.frames.quaternion_to_yaw`)."""
+    return float(quaternion_to_yaw(q.x, q.y, q.z, q.w))
 
 
 def _stamp_ns(header: Any) -> int:

@@ -103,7 +103,9 @@ def expand_car(params_file: str | os.PathLike[str] | None = None, lidar: bool = 
 
     try:
         doc = xacro.process_file(str(source), mappings=mappings)
-    except Exception as exc:  # xacro raises many types: one line
+    except Exception as exc:  # xacro evaluates the file's ${...} Python expressions and
+        # raises XacroException, NameError, SyntaxError, TypeError, ZeroDivisionError ... from
+        # them: every one is a defect of the input, reported in one line (RCSIM_DEBUG shows it)
         message = ' '.join(str(exc).split()) or type(exc).__name__
         raise ConfigError(f'{source}: xacro failed: {message}') from None
     return str(doc.toprettyxml(indent='  '))

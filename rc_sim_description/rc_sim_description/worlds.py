@@ -26,6 +26,7 @@ import re
 import numpy as np
 from numpy.typing import NDArray
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 
 __all__ = ['REQUIRED_SYSTEMS', 'TRACKS', 'SpawnPose', 'TrackSpec', 'WallBox', 'WorldInfo',
@@ -188,7 +189,7 @@ _HEADER = '''<?xml version="1.0"?>
       <render_engine>ogre2</render_engine>
     </plugin>
     <plugin filename="gz-sim-imu-system" name="gz::sim::systems::Imu"/>
-    <gravity>0 0 -9.81</gravity>
+    <gravity>0 0 -{gravity}</gravity>
     <scene>
       <ambient>0.6 0.6 0.6 1</ambient>
       <background>0.8 0.8 0.8 1</background>
@@ -234,7 +235,8 @@ _WALL = '''      <link name="wall_{i:03d}">
 def world_sdf(spec: TrackSpec, walls: list[WallBox]) -> str:
     """The SDF 1.9 text of a world (header, systems, ground plane, one static model of walls)."""
     text = _HEADER.format(name=spec.name, description=spec.description, x=_f(spec.spawn.x),
-                          y=_f(spec.spawn.y), yaw=repr(spec.spawn.yaw))
+                          y=_f(spec.spawn.y), yaw=repr(spec.spawn.yaw),
+                          gravity=repr(GRAVITY_MPS2))
     if walls:
         text += '    <model name="walls">\n      <static>true</static>\n'
         for i, w in enumerate(walls):

@@ -114,18 +114,3 @@ def test_single_files_without_metadata(tmp_path):
             assert b.metadata_version is None and b.topics['/value'].count == N
         with pytest.raises(BagError, match='not a rosbag2 directory'):
             open_bag(bag).__enter__()
-
-
-def test_skip_corrupt_cli_flag_prints_one_warning_line(tmp_path, capsys):
-    from rc_sim_engine.cli import main
-
-    bag = _bag(tmp_path / 'd')
-    db = sqlite3.connect(next(bag.glob('*.db3')))
-    db.execute('UPDATE messages SET topic_id = 99 WHERE id % 10 = 0')
-    db.commit()
-    db.close()
-    assert main(['inspect', '--bag', str(bag)]) == 2
-    assert capsys.readouterr().err.count('\n') == 1
-    assert main(['inspect', '--bag', str(bag), '--skip-corrupt']) == 0
-    err = capsys.readouterr().err
-    assert err.startswith('warning: ') and 'Traceback' not in err

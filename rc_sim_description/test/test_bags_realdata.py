@@ -1,5 +1,6 @@
 """Every file of the real-recording corpus (/work/shared/realdata, README there): counts and a
-decoded field, not only "opens"; the files to refuse give one line and exit 2 through rcsim."""
+decoded field, not only "opens". That rcsim refuses the bad ones in one line is checked in
+rc_sim_engine/test/test_cli_lower_layer_inputs.py."""
 
 from __future__ import annotations
 
@@ -163,17 +164,3 @@ def test_rosbagjs_no_messages():
     with pytest.raises(BagError, match='holds no messages'), open_bag(
             _path('rosbagjs/no-messages.bag')):
         pass
-
-
-@pytest.mark.parametrize(('rel', 'fragment'), [
-    ('ccny_hokuyo/laser_scan_sparsifier_demo_v1.2.bag', "legacy ROS 1 bag format '#ROSRECORD V1.2'"),
-    (R2 + 'rosbag2_tests/resources/sqlite3/wrong_rmw_test',
-     "has serialization format 'wrong_format'"),
-])
-@pytest.mark.parametrize('command', ['inspect', 'lidar stats', 'evaluate'])
-def test_refused_in_one_line_through_the_cli(capsys, rel, fragment, command):
-    from rc_sim_engine.cli import main
-
-    code = main([*command.split(), '--bag', str(_path(rel))])
-    err = capsys.readouterr().err
-    assert code == 2 and err.startswith('error: ') and err.count('\n') == 1 and fragment in err

@@ -135,14 +135,3 @@ def test_xml_malformed_and_empty(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as exc:
         read_xml_file(tmp_path / 'missing.sdf', 'SDF')
     assert 'not found' in _one_line(exc)
-
-
-def test_deep_sdf_world_through_the_engine_reader() -> None:
-    from rc_sim_engine.world import parse_sdf
-
-    depth = 5_000
-    text = ('<sdf version="1.9"><world name="w">' + '<model name="m">' * depth
-            + '</model>' * depth + '</world></sdf>')
-    with pytest.raises(ConfigError) as exc:
-        parse_sdf(text, source='deep.sdf')
-    assert 'deep.sdf' in _one_line(exc)

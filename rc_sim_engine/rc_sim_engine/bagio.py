@@ -25,6 +25,7 @@ from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.bags.typestore import base_typestore
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import yaw_to_quaternion
 
 __all__ = [
     'SimBagStream',
@@ -177,12 +178,6 @@ def _frames(namespaces: Sequence[str], i: int
     return top, frame
 
 
-def _yaw_quaternions(yaw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    half = 0.5 * np.asarray(yaw, dtype=np.float64)
-    zeros = np.zeros_like(half)
-    return np.stack([zeros, zeros, np.sin(half), np.cos(half)], axis=-1)
-
-
 def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str]) -> list[RawBatch]:
     """The messages of (a chunk of) simulation streams as bulk-serialised batches.
 
@@ -217,7 +212,7 @@ def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str])
                                 cdr.float64(c['wheel_speed'][acc, i]), 3))
         t = np.asarray(o['t_ns'], dtype=np.int64)
         zero = np.zeros(len(t))
-        q = _yaw_quaternions(o['yaw'][:, i])
+        q = yaw_to_quaternion(o['yaw'][:, i])
         xyz = np.stack([o['x'][:, i], o['y'][:, i], zero], axis=-1)
         out.append(RawBatch(top('odom'), 'nav_msgs/msg/Odometry', t, cdr.odometry(
             t, frame('odom'), frame('base_link'), xyz, q,
@@ -228,7 +223,7 @@ def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str])
         t = np.asarray(m['t_ns'], dtype=np.int64)
         zero = np.zeros(len(t))
         out.append(RawBatch(top('imu'), 'sensor_msgs/msg/Imu', t, cdr.imu(
-            t, frame('imu_link'), _yaw_quaternions(m['yaw'][:, i]),
+            t, frame('imu_link'), yaw_to_quaternion(m['yaw'][:, i]),
             np.stack([zero, zero, m['yaw_rate'][:, i]], axis=-1),
             np.stack([m['fx'][:, i], m['fy'][:, i], m['fz'][:, i]], axis=-1)), 6))
         t = np.asarray(j['t_ns'], dtype=np.int64)

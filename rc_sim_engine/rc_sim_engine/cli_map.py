@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from rc_sim_description.errors import RcSimError
+
 __all__ = ['register']
 
 
@@ -89,11 +91,7 @@ def _info(args: argparse.Namespace) -> int:
             cl = extract_centerline(occ, unknown=args.unknown, start=(x, y, yaw))
             how = 'extracted'
         lines.append(f'  centre line         {cl.length:.2f} m ({how})')
-    except Exception as exc:  # the summary still helps without a centre line
-        from rc_sim_description.errors import RcSimError
-
-        if not isinstance(exc, RcSimError):
-            raise
+    except RcSimError as exc:  # the summary still helps without a centre line
         lines.append(f'  centre line         none ({exc})')
     print('\n'.join(lines))
     return 0

@@ -30,17 +30,16 @@ _OPTION_KEYS = {'trajectory_type': '--trajectory', 'controller': '--controller',
 
 def _parse_set(items: Sequence[str]) -> dict[str, Any]:
     from rc_sim_control.tracking import TRACKER_DEFAULTS
+    from rc_sim_description.cli_support import split_key_value
     from rc_sim_description.yamlio import did_you_mean
 
     settable = sorted(k for k in TRACKER_DEFAULTS if k not in _OPTION_KEYS)
     out: dict[str, Any] = {}
     for item in items:
-        key, sep, raw = item.partition('=')
-        key = key.strip()
+        key = item.partition('=')[0].strip()
         if key in _OPTION_KEYS:
             raise ConfigError(f'--set {item!r}: use {_OPTION_KEYS[key]} instead')
-        if not sep:
-            raise ConfigError(f'--set {item!r}: expected KEY=VALUE')
+        key, raw = split_key_value(item, '--set')
         if key not in TRACKER_DEFAULTS:
             raise ConfigError(f'--set {item!r}: unknown tracker parameter {key!r}'
                               f'{did_you_mean(key, settable)}; known: {", ".join(settable)}')

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.collision import (
     COLLISION_RESPONSES,
@@ -38,7 +39,6 @@ from rc_sim_engine.loop_kernel import (
     E_X,
     E_Y,
 )
-from rc_sim_engine.sensors import GRAVITY
 from rc_sim_engine.sim_config import CollisionEvent, SimConfig, period_steps
 from rc_sim_engine.world import World
 
@@ -59,7 +59,7 @@ class CollisionRig:
         self.foot = np.array([[f.center_x, f.half_length, f.half_width]
                               for f in self.footprints], dtype=np.float64)
         self.radius = np.array([p.effective_wheel_radius for p in params], dtype=np.float64)
-        self.mu_g = max(max(p.friction.mu1, p.friction.mu2) for p in params) * GRAVITY
+        self.mu_g = max(max(p.friction.mu1, p.friction.mu2) for p in params) * GRAVITY_MPS2
         self.min_period = (period_steps(config.collision_rate, config.dt)
                            if config.collision_rate > 0 and world.n_obstacles else 0)
         self.response = COLLISION_RESPONSES.index(config.collision_response)

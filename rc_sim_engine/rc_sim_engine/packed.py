@@ -12,18 +12,16 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.actuators import rear_wheel_inertia, servo_transition, steering_hinge_inertia
 from rc_sim_engine.servo_models import second_order_transition
 from rc_sim_engine.tyres import TYRE_IDS
 
-__all__ = ['DRIVE_KINDS', 'DRIVE_MODEL_IDS', 'GRAVITY', 'N_PARAM', 'SERVO_MODEL_IDS',
+__all__ = ['DRIVE_KINDS', 'DRIVE_MODEL_IDS', 'N_PARAM', 'SERVO_MODEL_IDS',
            'STEERING_KINDS', 'pack_params', 'resolve_drive_kind', 'resolve_steering_kind',
            'resolve_tyre_model']
-
-#: Gravity [m/s^2] (the value CommonRoad uses; gz worlds use 9.8, 0.1 % apart).
-GRAVITY = 9.81
 
 (P_L, P_LF, P_LR, P_M, P_IZ, P_H, P_R, P_TRACK, P_CF, P_CR, P_MU_LAT, P_MU_LONG,
  P_LAT_B, P_LAT_C, P_LAT_D, P_LAT_E, P_LON_B, P_LON_C, P_LON_D, P_LON_E, P_TYRE, P_LOAD_TRANSFER,
@@ -144,10 +142,10 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_WHEEL_IMAX] = d.wheel_i_max
         row[P_WHEEL_TMAX] = d.wheel_max_torque
         row[P_MAX_WHEEL_SPEED] = d.max_wheel_speed
-        row[P_G] = GRAVITY
+        row[P_G] = GRAVITY_MPS2
         # static axle loads m g lr / L, m g lf / L (precomputed: the kernels read them per stage)
-        row[P_FZ_FRONT] = m.mass * GRAVITY * g.cg_to_rear_axle / g.wheelbase
-        row[P_FZ_REAR] = m.mass * GRAVITY * g.cg_to_front_axle / g.wheelbase
+        row[P_FZ_FRONT] = m.mass * GRAVITY_MPS2 * g.cg_to_rear_axle / g.wheelbase
+        row[P_FZ_REAR] = m.mass * GRAVITY_MPS2 * g.cg_to_front_axle / g.wheelbase
         row[P_SERVO_PHI:P_SERVO_PHI + 9] = servo_transition(p, substep).ravel()
         row[P_REAR_STEER] = s.rear_steering_ratio
         _pack_actuators(row, p, substep, kind_id)

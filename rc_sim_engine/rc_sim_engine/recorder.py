@@ -81,7 +81,8 @@ class ThreadedSink:
                 continue  # drain: nothing more is written after an error
             try:
                 self.sink.write_chunk(*item)
-            except BaseException as exc:  # handed to the caller's thread
+            except BaseException as exc:  # worker thread: whatever fails is re-raised in the
+                # caller's thread (_raise), which alone can report it
                 self._error = exc
 
     def _raise(self) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rc_sim_control.tracking import GRAVITY
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 
 __all__ = [
@@ -252,7 +252,7 @@ def run_avoidance(params: Any, config: AvoidanceConfig | None = None, *,
                                          cfg.obstacle_width, 0.3)])
     foot = footprint_from_params(params)
     gamma = (cfg.lateral_acceleration if cfg.lateral_acceleration is not None
-             else 0.5 * params.friction.mu2 * GRAVITY)
+             else 0.5 * params.friction.mu2 * GRAVITY_MPS2)
     c_max = lane_shift_max_curvature(params.steering.max_steering_angle,
                                      params.geometry.wheelbase, gamma, cfg.speed)
     planner = AvoidancePlanner(

@@ -27,14 +27,14 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.world import World
 
-__all__ = ['GRAVITY', 'JOINT_NAMES', 'Lidar', 'footprint_segments', 'imu_specific_force',
+__all__ = ['JOINT_NAMES', 'Lidar', 'footprint_segments', 'imu_specific_force',
            'lidar_pose']
 
 FloatArray = NDArray[np.float64]
-GRAVITY = 9.80665  # m/s^2, standard gravity (gz worlds use 9.81 in <gravity>)
 
 JOINT_NAMES: tuple[str, ...] = (
     'front_left_steering_joint', 'front_right_steering_joint', 'front_left_wheel_joint',
@@ -100,7 +100,7 @@ def imu_specific_force(ax: FloatArray, ay: FloatArray, yaw_rate: FloatArray,
     w2 = np.asarray(yaw_rate) ** 2
     fx = np.asarray(ax) - w2 * rx
     fy = np.asarray(ay) - w2 * ry
-    return fx, fy, np.full_like(fx, GRAVITY)
+    return fx, fy, np.full_like(fx, GRAVITY_MPS2)
 
 
 def footprint_segments(x: FloatArray, y: FloatArray, yaw: FloatArray, center_x: float,

@@ -395,7 +395,7 @@ class Simulator:
             self._wall -= recorder.sink_seconds  # the loop's wall time: without the sink's
             recorder.flush(self.step_index, inclusive=True, final=True)
             recorder.close()
-        except BaseException:
+        except BaseException:  # any failure, Ctrl-C included: stop the sink thread, re-raise
             recorder.close(abandon=True)
             raise
         finally:

@@ -29,7 +29,7 @@ from rc_sim_description.params import load_vehicle_params  # noqa: E402
 from rc_sim_engine.car import Car  # noqa: E402
 from rc_sim_engine.state import STEER, VX, VY, YAW, YAW_RATE, X, Y  # noqa: E402
 
-G = 9.81
+G = 9.81  # CommonRoad's own g (vehiclemodels hard-codes 9.81): its tyre stiffness mu C_S m g
 
 
 def test_sine_steer_matches_commonroad_single_track() -> None:

@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from rc_sim_description.constants import GRAVITY_MPS2 as GRAVITY
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.car import Car
 from rc_sim_engine.models import KINEMATIC_RELAXATION, MODELS, axle_loads, get_model
-from rc_sim_engine.packed import GRAVITY, pack_params
+from rc_sim_engine.packed import pack_params
 from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE
 
 

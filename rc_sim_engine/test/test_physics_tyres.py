@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import PacejkaCoefficients, load_vehicle_params
 from rc_sim_engine.tyres import (
@@ -131,4 +132,4 @@ def test_seed_002_preset_drives_the_single_track() -> None:
     car.step(0.3, 60.0, 3000)
     _, ay = car.body_acceleration()
     assert np.all(np.isfinite(car.state))
-    assert 0.0 < ay[0] <= 0.1 * 9.81 * 1.02
+    assert 0.0 < ay[0] <= 0.1 * GRAVITY_MPS2 * 1.02

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rc_sim_control.commands import CommandSequence
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.simulator import SimConfig, Simulator
@@ -99,7 +100,7 @@ def test_imu_on_a_steady_circle_matches_circular_motion() -> None:
     assert w == pytest.approx(v / R, rel=2e-3)
     assert imu['fy'][last, 0] == pytest.approx(w * w * R, rel=5e-3)
     assert imu['fx'][last, 0] == pytest.approx(-w * w * P.sensors.imu_mount_x, abs=2e-3)
-    assert imu['fz'][last, 0] == pytest.approx(9.80665)
+    assert imu['fz'][last, 0] == pytest.approx(GRAVITY_MPS2)
 
 
 @pytest.mark.parametrize('response', ['stop', 'bounce', 'ignore'])

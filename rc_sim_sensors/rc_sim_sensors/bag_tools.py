@@ -24,6 +24,7 @@ import numpy as np
 from rc_sim_description.atomic import check_output_path
 from rc_sim_description.bags import Bag, BagError, Connection, open_bag
 from rc_sim_description.bags.errors import warn
+from rc_sim_description.bags.typestore import decode_errors
 from rc_sim_description.bags.writer import STORAGES, BagWriter, parse_qos
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.lidar_errors import LidarErrorModel
@@ -234,6 +235,7 @@ def apply_errors_to_bag(
                                  qos=parse_qos(info.connections[0].qos))
             batcher = _Batcher(writer, reader, model, topic, round(config.latency * 1e9))
             done = 0
+            undecodable: tuple[type[BaseException], ...] = (BagError, *decode_errors())
             for conn, stamp_ns, raw in reader.messages():
                 done += 1
                 if on_progress is not None and done % 64 == 0:
@@ -246,7 +248,7 @@ def apply_errors_to_bag(
                 scans_in += 1
                 try:
                     msg = reader.decode(conn, raw)
-                except Exception as exc:
+                except undecodable as exc:
                     problem = f'does not decode as LaserScan ({type(exc).__name__})'
                 else:
                     scan = scan_from_message(msg)

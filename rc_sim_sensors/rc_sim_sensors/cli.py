@@ -114,17 +114,16 @@ def load_config(config: str | None, preset: str | None, overrides: list[str]) ->
     """LidarErrorConfig from a file or preset plus ``KEY=VALUE`` overrides (YAML values)."""
     import yaml
 
+    from rc_sim_description.cli_support import split_key_value
     from rc_sim_sensors.lidar_config import LidarErrorConfig
 
     base = (LidarErrorConfig.from_yaml(config) if config is not None
             else LidarErrorConfig.from_preset(preset or 'ideal'))
     values: dict[str, Any] = {}
     for item in overrides:
-        key, sep, text = item.partition('=')
-        if not sep or not key.strip():
-            raise ConfigError(f'--set {item!r}: expected KEY=VALUE')
+        key, text = split_key_value(item, '--set')
         try:
-            values[key.strip()] = yaml.safe_load(text)
+            values[key] = yaml.safe_load(text)
         except yaml.YAMLError:
             raise ConfigError(f'--set {item!r}: value is not valid YAML') from None
     return base.with_values(**values) if values else base

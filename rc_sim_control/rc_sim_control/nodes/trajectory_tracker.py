@@ -33,6 +33,7 @@ from rc_sim_control.tracking import (
 )
 from rc_sim_control.trajectories import canonical_trajectory
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import quaternion_to_yaw
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_description.params import load_vehicle_params
@@ -53,8 +54,7 @@ DESCRIPTIONS = {
 
 
 def _yaw_from_quaternion(q: object) -> float:
-    x, y, z, w = (float(getattr(q, k)) for k in ('x', 'y', 'z', 'w'))
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return float(quaternion_to_yaw(*(float(getattr(q, k)) for k in ('x', 'y', 'z', 'w'))))
 
 
 class TrajectoryTracker(Node):

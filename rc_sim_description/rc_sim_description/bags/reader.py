@@ -25,6 +25,7 @@ from rc_sim_description.bags.rosbag2 import McapFile, Metadata, Sqlite3File, rea
 from rc_sim_description.bags.sources import FileScan, Source
 from rc_sim_description.bags.typestore import (
     bag_typestore,
+    decode_errors,
     fallback_typestores,
     normalise_type,
     ros2_store_for_ros1,
@@ -291,7 +292,8 @@ class Bag:
         """Deserialize one message of ``conn``: with the bag's own definitions, else (a wrong
         definition in the bag) with the ROS distribution's; raises the library's exception."""
         stores = (self.typestore, *fallback_typestores(self.is_ros1))
-        error: Exception | None = None
+        errors = decode_errors()
+        error: BaseException | None = None
         for store in stores:
             if conn.msgtype not in store.types:
                 continue
@@ -299,7 +301,7 @@ class Bag:
                 if conn.serialization == 'ros1':
                     return store.deserialize_ros1(raw, conn.msgtype)
                 return store.deserialize_cdr(raw, conn.msgtype)
-            except Exception as exc:
+            except errors as exc:
                 error = error or exc
         if error is None:
             raise BagError(f'{self.path}: message type {conn.msgtype} of {conn.topic} is '
@@ -361,10 +363,11 @@ class Bag:
         times: list[int] = []
         msgs: list[Any] = []
         bad, first_problem = 0, ''
+        errors: tuple[type[BaseException], ...] = (BagError, *decode_errors())
         for conn, t_ns, raw in self.messages([topic]):
             try:
                 msg = self.decode(conn, raw)
-            except Exception as exc:
+            except errors as exc:
                 bad += 1
                 first_problem = first_problem or one_line(exc)
                 continue

@@ -18,7 +18,7 @@ from typing import Any
 from rc_sim_description.bags.errors import BagError, one_line
 from rc_sim_description.bags.sources import FileConnection, FileScan
 
-__all__ = ['McapFile', 'Metadata', 'Sqlite3File', 'read_metadata']
+__all__ = ['McapFile', 'Metadata', 'Sqlite3File', 'mcap_damage_errors', 'read_metadata']
 
 
 # --------------------------------------------------------------------------- metadata.yaml
@@ -174,6 +174,24 @@ class Sqlite3File:
 
 
 # --------------------------------------------------------------------------- mcap
+def mcap_damage_errors() -> tuple[type[BaseException], ...]:
+    """What the ``mcap`` stream reader raises on damaged data: its own errors (bad magic, end of
+    file, record too long), a failed CRC or a bad UTF-8 string (``ValueError``), a bad record
+    layout (``struct.error``, ``OverflowError``), a failing compressed chunk (zstandard's
+    ``ZstdError``, lz4's ``RuntimeError``) and the file's I/O errors."""
+    import struct
+
+    from mcap.exceptions import McapError
+
+    errors: tuple[type[BaseException], ...] = (
+        McapError, ValueError, struct.error, OverflowError, RuntimeError, OSError)
+    try:
+        import zstandard
+    except ImportError:  # mcap then refuses zstd chunks with its own error
+        return errors
+    return (*errors, zstandard.ZstdError)
+
+
 def _mcap_records(path: Path) -> Iterator[Any]:
     from mcap.stream_reader import StreamReader
 
@@ -211,7 +229,7 @@ class McapFile:
                         scan.definitions.append((record.name, text, record.encoding))
                 elif isinstance(record, Header):
                     scan.storage_version = f'mcap ({record.library or "unknown writer"})'
-        except Exception as exc:
+        except mcap_damage_errors() as exc:
             scan.problem = f'damaged mcap data ({one_line(exc)})'
         return scan.finish()
 
@@ -224,7 +242,7 @@ class McapFile:
                 if isinstance(record, Message) and (local_ids is None or
                                                     record.channel_id in local_ids):
                     yield record.channel_id, record.log_time, bytes(record.data)
-        except Exception:
+        except mcap_damage_errors():  # the damage scan() found and reported
             return
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from rc_sim_description.bags.errors import BagError, one_line
 
-__all__ = ['ACKERMANN_TYPES', 'bag_typestore', 'base_typestore', 'fallback_typestores',
-           'normalise_type', 'ros2_store_for_ros1', 'types_from_definition',
-           'writer_definition']
+__all__ = ['ACKERMANN_TYPES', 'bag_typestore', 'base_typestore', 'decode_errors',
+           'definition_errors', 'fallback_typestores', 'normalise_type', 'ros2_store_for_ros1',
+           'types_from_definition', 'writer_definition']
 
 #: ackermann_msgs is not built into rosbags' stores (REP 147 message set, ROS 1 and ROS 2).
 ACKERMANN_TYPES: dict[str, str] = {
@@ -127,6 +127,24 @@ def _humble_store() -> Any:
 
 
 @lru_cache(maxsize=64)
+def decode_errors() -> tuple[type[BaseException], ...]:
+    """What rosbags' ``deserialize_cdr`` / ``deserialize_ros1`` raise on bytes that do not decode
+    (``SerdeError``, which wraps ``struct.error``, ``UnicodeDecodeError`` and ``ValueError``), on a
+    definition it cannot compile (``TypesysError``) and on a type that names a missing one
+    (``KeyError``)."""
+    from rosbags.serde import SerdeError
+    from rosbags.typesys import TypesysError
+
+    return (SerdeError, TypesysError, KeyError)
+
+
+def definition_errors() -> tuple[type[BaseException], ...]:
+    """What rosbags' ``generate_msgdef`` / ``hash_rihs01`` raise for an unknown or broken type."""
+    from rosbags.typesys import TypesysError
+
+    return (TypesysError, KeyError)
+
+
 def writer_definition(msgtype: str) -> tuple[Any, str]:
     """(message definition, RIHS01 hash) of a type the base store knows, for a bag's topic list.
 
@@ -161,7 +179,7 @@ def bag_typestore(definitions: Iterable[tuple[str, str, str]], *, ros1: bool,
     store = get_typestore(Stores.EMPTY)
     try:
         store.register(types)
-    except Exception as exc:
+    except TypesysError as exc:  # a type defined twice, differently
         raise BagError(f'{source}: cannot register the message types it defines '
                        f'({one_line(exc)})') from None
     return store

@@ -21,12 +21,22 @@ from typing import Any
 from rc_sim_description.atomic import atomic_output_dir, rename_bag_storage
 from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.bags.errors import BagError, one_line
-from rc_sim_description.bags.typestore import base_typestore, writer_definition
+from rc_sim_description.bags.typestore import base_typestore, definition_errors, writer_definition
 from rc_sim_description.errors import ConfigError, OutputError
 
 __all__ = ['STORAGES', 'BagWriter', 'latched_qos', 'parse_qos']
 
 STORAGES = ('sqlite3', 'mcap')
+
+
+def _storage_errors() -> tuple[type[BaseException], ...]:
+    """What opening, writing and closing a rosbags writer raises: its ``WriterError`` (bad
+    options, an existing bag), the file system's ``OSError`` and SQLite's errors."""
+    import sqlite3
+
+    from rosbags.rosbag2 import WriterError
+
+    return (WriterError, OSError, sqlite3.Error)
 
 
 def latched_qos() -> list[Any]:
@@ -103,7 +113,7 @@ class BagWriter:
         try:
             self._writer = BulkWriter(self._tmp, version=8, storage_plugin=plugin)
             self._writer.open()
-        except Exception as exc:
+        except _storage_errors() as exc:
             stack.close()
             raise OutputError(f'{self.path}: cannot create bag ({one_line(exc)})') from None
         self._stack = stack
@@ -125,7 +135,7 @@ class BagWriter:
             else:
                 msgdef, _ = store.generate_msgdef(msgtype, ros_version=2)
                 digest = store.hash_rihs01(msgtype)
-        except Exception as exc:
+        except definition_errors() as exc:
             raise BagError(f'{self.path}: cannot write {topic}: no definition of {msgtype} '
                            f'({one_line(exc)})') from None
         conn = self._writer.add_connection(topic, msgtype, msgdef=msgdef, rihs01=digest,
@@ -178,7 +188,7 @@ class BagWriter:
             self._closed = True
             try:
                 self._writer.close()
-            except Exception as exc:
+            except _storage_errors() as exc:
                 raise OutputError(f'{self.path}: cannot finish bag ({one_line(exc)})') from None
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -192,7 +202,7 @@ class BagWriter:
                 self._writer.close()
             if exc_type is None:
                 rename_bag_storage(tmp, self.path.name)
-        except Exception as err:
+        except _storage_errors() as err:
             if exc_type is None:
                 stack.__exit__(type(err), err, err.__traceback__)
                 raise OutputError(f'{self.path}: cannot finish bag ({one_line(err)})') from None

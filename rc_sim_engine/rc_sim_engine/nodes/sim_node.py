@@ -25,6 +25,7 @@ from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
+from rc_sim_description.frames import yaw_to_quaternion
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_engine.live import NODE_PARAMETERS, LivePacer, build_simulator, node_parameter_problem
@@ -38,7 +39,8 @@ def _stamp(t_ns):
 
 
 def _yaw_quaternion(yaw):
-    return Quaternion(x=0.0, y=0.0, z=float(np.sin(0.5 * yaw)), w=float(np.cos(0.5 * yaw)))
+    x, y, z, w = (float(v) for v in yaw_to_quaternion(yaw))
+    return Quaternion(x=x, y=y, z=z, w=w)
 
 
 class SimNode(Node):
