@@ -3,7 +3,7 @@
 The bash block is read from README.md (so the two cannot drift) and run verbatim by bash with
 ``set -euo pipefail`` in a temporary directory that holds what the commands read from the repository
 (``scripts/``, the example car). Its outputs must all appear. To keep CI fast, a bash function
-``rcsim`` appends shortening flags (``run``/``track``: ``--duration 4``; ``fit``: ``--budget 24
+``rcsim`` appends shortening flags (``run``/``track``: ``--duration 8``; ``fit``: ``--budget 24
 --no-polish``); ``RC_SIM_README_FULL=1`` runs the commands exactly as written (minutes).
 
 ``. scripts/setup_env.sh`` runs for real when the tests run in the venv it manages
@@ -26,8 +26,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FAST = '''rcsim() {
   case "$1" in
-    run|track) command rcsim "$@" --duration 4 ;;
-    fit) command rcsim "$@" --budget 24 --no-polish ;;
+    run|track) command rcsim "$@" --duration 8 ;;
+    fit) command rcsim "$@" --budget 24 ;;
     *) command rcsim "$@" ;;
   esac
 }

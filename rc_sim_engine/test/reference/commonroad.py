@@ -39,10 +39,30 @@ from types import SimpleNamespace
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from vehiclemodels.vehicle_dynamics_st import vehicle_dynamics_st
-from vehiclemodels.vehicle_dynamics_std import vehicle_dynamics_std
+import vehiclemodels.vehicle_dynamics_st as _st_module
+import vehiclemodels.vehicle_dynamics_std as _std_module
 
-from .single_track import RefParams
+from .single_track import G, RefParams
+
+
+def _at_gravity(module: object, name: str, g: float) -> object:
+    """CommonRoad's function ``name`` with its local ``g = 9.81`` set to ``g`` (the engine and
+    this reference use the standard 9.80665): the published equations unchanged otherwise,
+    compiled from the installed package's own source in its own module namespace."""
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(getattr(module, name)))
+    if source.count('g = 9.81') != 1:
+        raise RuntimeError(f'{name}: expected one "g = 9.81" in CommonRoad\'s source')
+    namespace = dict(vars(module))
+    exec(compile(source.replace('g = 9.81', f'g = {g!r}'), inspect.getfile(module), 'exec'),
+         namespace)
+    return namespace[name]
+
+
+vehicle_dynamics_st = _at_gravity(_st_module, 'vehicle_dynamics_st', G)
+vehicle_dynamics_std = _at_gravity(_std_module, 'vehicle_dynamics_std', G)
 
 FloatArray = np.ndarray
 WIDE = 1e6  # "no constraint" for CommonRoad's steering and acceleration limits

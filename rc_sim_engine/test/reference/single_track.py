@@ -47,8 +47,10 @@ from scipy.sparse import csr_matrix
 
 from rc_sim_description.params import VehicleParams
 
-#: Gravity of the axle loads. engine.md does not state it; gz's <gravity> and CommonRoad use 9.81.
-G = 9.81
+#: Gravity of the axle loads: the standard 9.80665 m/s^2 that docs/engine.md states (a
+#: published constant, not the engine's code).
+G = 9.80665
+
 V_BLEND_LOW = 0.5  # m/s: purely kinematic rates below (engine.md)
 V_BLEND_HIGH = 1.0  # m/s: purely dynamic rates above
 KAPPA_SPEED_FLOOR = 0.2  # m/s: denominator floor of the slip ratio
