@@ -3,8 +3,8 @@
 The bash block is read from README.md (so the two cannot drift) and run verbatim by bash with
 ``set -euo pipefail`` in a temporary directory that holds what the commands read from the repository
 (``scripts/``, the example car). Its outputs must all appear. To keep CI fast, a bash function
-``rcsim`` appends shortening flags (``run``/``track``: ``--duration 8``; ``fit``: ``--budget 24
---no-polish``); ``RC_SIM_README_FULL=1`` runs the commands exactly as written (minutes).
+``rcsim`` appends shortening flags (``run``/``track``: ``--duration 8``; ``fit``: ``--budget
+24``); ``RC_SIM_README_FULL=1`` runs the commands exactly as written (minutes).
 
 ``. scripts/setup_env.sh`` runs for real when the tests run in the venv it manages
 (``<repository>/.venv``, as ``./scripts/test`` and CI do; then nothing is installed because the
