@@ -307,7 +307,10 @@ def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, b
     cother = ciwork[0]
     near = ciwork[1]
     if multi:
-        car_gap = car_pass(bx, by, byaw, foot, RELEASE_MARGIN, np.any(touching), rect[0],
+        any_touching = False
+        for i in range(cars):
+            any_touching = any_touching or touching[i]
+        car_gap = car_pass(bx, by, byaw, foot, RELEASE_MARGIN, any_touching, rect[0],
                            rect[1], cdepth, cother, cnormal, near, cwork[1], cvec[2])
         world_velocities(states, vel)
     for i in range(cars):
