@@ -73,8 +73,9 @@ def register(subparsers: Any) -> None:
     p.add_argument('--cars', type=int, default=1, metavar='N',
                    help='number of cars in the world (default 1). Every car plays the scenario; '
                    'cars collide with each other (--collision) and each lidar sees the other '
-                   'cars. Without one --start per car, car i starts straight behind car i-1 with '
-                   'half a metre free between them (all starts must be clear of the walls and of each other). The bag '
+                   'cars. Without one --start per car, car i starts straight behind car i-1 '
+                   'with half a metre free between them (all starts must be clear of the walls '
+                   'and of each other). The bag '
                    "holds each car's topics under /car_<i>/ and frames car_<i>/...")
     p.add_argument('--car-params', metavar='I=YAML', action='append', default=[],
                    help='vehicle override YAML for car I only, merged after --params; '
