@@ -70,7 +70,8 @@ def _setup(context, *args, **kwargs):
             arguments=['-d', str(rviz_config())], parameters=[sim_time]),
     }
     summary = (f'rc_sim: backend {plan.backend}, world {plan.world}, {MODEL_NAME} at '
-               f'x={plan.x:g} y={plan.y:g} yaw={plan.yaw:g}')
+               f'x={plan.x:g} y={plan.y:g} yaw={plan.yaw:g}'
+               + (f', {plan.num_cars} cars under car_<i>/' if plan.num_cars > 1 else ''))
     return [LogInfo(msg=summary)] + [built[name]() for name in plan.actions]
 
 
@@ -87,5 +88,6 @@ def generate_launch_description():
         DeclareLaunchArgument('params_file', **argument('params_file')),
         DeclareLaunchArgument('lidar_errors', **argument('lidar_errors')),
         DeclareLaunchArgument('backend', **argument('backend')),
+        DeclareLaunchArgument('num_cars', **argument('num_cars')),
         OpaqueFunction(function=_setup),
     ])

@@ -17,6 +17,7 @@ import shlex
 from typing import Any
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.limits import MAX_CARS
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import share_path, world_path
 from rc_sim_description.worlds import spawn_pose
@@ -59,7 +60,12 @@ LAUNCH_ARGUMENTS: tuple[LaunchArgument, ...] = (
                    'or the path of a YAML file.'),
     LaunchArgument('backend', 'gz', 'gz: Gazebo Harmonic; embedded: the rc_sim_engine '
                    'simulator (no Gazebo).'),
+    LaunchArgument('num_cars', '1', 'Number of cars (at most RC_SIM_MAX_CARS). Several need '
+                   'backend:=embedded: one sim_node simulates them all (car 0 at x, y, yaw, the '
+                   'others lined up behind), with topics under car_<i>/ and frames '
+                   'car_<i>/...; the launch then starts sim_node (and RViz) only.'),
 )
+
 
 
 def argument(name: str) -> dict[str, str]:
@@ -92,6 +98,7 @@ class LaunchPlan:
     params_file: str
     lidar_error_params: dict[str, str]
     actions: tuple[str, ...]
+    num_cars: int = 1
 
     @property
     def gz_args(self) -> str:
@@ -114,7 +121,17 @@ class LaunchPlan:
     def sim_node_parameters(self) -> dict[str, Any]:
         """ROS parameters of ``rc_sim_engine sim_node`` (embedded backend)."""
         return {'world': str(self.world), 'x': self.x, 'y': self.y, 'yaw': self.yaw,
-                'params_file': self.params_file, 'use_sim_time': self.use_sim_time}
+                'params_file': self.params_file, 'use_sim_time': self.use_sim_time,
+                **self._several_cars()}
+
+    def _several_cars(self) -> dict[str, Any]:
+        """Several cars: their count, and the lidar error model sim_node then applies itself
+        (no per-car injector)."""
+        if self.num_cars == 1:
+            return {}
+        spec = self.lidar_error_params
+        errors = {'lidar_errors': spec.get('preset') or spec['config_file']} if spec else {}
+        return {'num_cars': self.num_cars, **errors}
 
 
 def launch_bool(name: str, value: str) -> bool:
@@ -137,6 +154,17 @@ def _float(name: str, value: str, default: float) -> float:
     if not math.isfinite(number):
         raise ConfigError(f'launch argument {name}: must be finite, got {value!r}')
     return number
+
+
+def _count(name: str, value: str) -> int:
+    v = value.strip()
+    if not v.lstrip('-').isdigit():
+        raise ConfigError(f'launch argument {name}: expected a whole number, got {value!r}')
+    n = int(v)
+    if n < 1:
+        raise ConfigError(f'launch argument {name}: must be >= 1, got {n}')
+    MAX_CARS.check(n, f'launch argument {name}')
+    return n
 
 
 def _world_name(path: Path) -> str:
@@ -182,11 +210,17 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
     start = spawn_pose(world)
     lidar = launch_bool('lidar', v['lidar'])
     rviz = launch_bool('rviz', v['rviz'])
-    if backend == 'gz':
+    num_cars = _count('num_cars', v['num_cars'])
+    if num_cars > 1 and backend != 'embedded':
+        raise ConfigError(f'launch argument num_cars: {num_cars} cars need backend:=embedded '
+                          '(several robots in Gazebo are not supported by this launch file)')
+    if num_cars > 1:  # sim_node simulates, publishes and subscribes for every car itself
+        actions = ['sim_node']
+    elif backend == 'gz':
         actions = ['robot_state_publisher', 'gz_sim', 'create', 'bridge', 'control']
     else:
         actions = ['robot_state_publisher', 'sim_node', 'control']
-    if lidar:
+    if lidar and num_cars == 1:  # several cars: sim_node applies the errors (lidar_errors)
         actions.append('lidar_error_injector')
     if rviz:
         actions.append('rviz')
@@ -199,7 +233,7 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
         use_sim_time=launch_bool('use_sim_time', v['use_sim_time']),
         lidar=lidar, rviz=rviz, params_file=params_file,
         lidar_error_params=lidar_error_parameters(v['lidar_errors']) if lidar else {},
-        actions=tuple(actions))
+        actions=tuple(actions), num_cars=num_cars)
 
 
 def bridge_config() -> Path:

@@ -27,7 +27,7 @@ REPO = PKG.parent
 LAUNCH_FILES = sorted((PKG / 'launch').glob('*.launch.py'))
 SPAWN = PKG / 'launch' / 'spawn_rc_car.launch.py'
 DOCUMENTED = ['world', 'x', 'y', 'yaw', 'headless', 'use_sim_time', 'lidar', 'rviz', 'params_file',
-              'lidar_errors', 'backend']
+              'lidar_errors', 'backend', 'num_cars']
 
 
 def declared_arguments(path: Path) -> list[tuple[str, str]]:
@@ -183,3 +183,23 @@ def test_rviz_config_shows_car_tf_scan_and_odometry() -> None:
     assert displays['RobotModel']['Description Topic']['Value'] == '/robot_description'
     assert displays['LaserScan']['Topic']['Value'] == '/scan'
     assert displays['Odometry']['Topic']['Value'] == '/odom'
+
+
+def test_num_cars_runs_one_sim_node_for_every_car(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert plan_launch({}).num_cars == 1
+    one = plan_launch({'backend': 'embedded'})
+    assert one.num_cars == 1 and 'lidar_errors' not in one.sim_node_parameters()
+    plan = plan_launch({'backend': 'embedded', 'num_cars': '3', 'lidar_errors': 'harsh',
+                        'rviz': 'true'})
+    assert plan.actions == ('sim_node', 'rviz')
+    params = plan.sim_node_parameters()
+    assert params['num_cars'] == 3 and params['lidar_errors'] == 'harsh'
+    for bad, match in (('0', 'must be >= 1, got 0'), ('-2', 'must be >= 1'),
+                       ('two', 'expected a whole number'), ('1.5', 'expected a whole number')):
+        with pytest.raises(ConfigError, match=match):
+            plan_launch({'backend': 'embedded', 'num_cars': bad})
+    with pytest.raises(ConfigError, match='need backend:=embedded'):
+        plan_launch({'num_cars': '2'})
+    monkeypatch.setenv('RC_SIM_MAX_CARS', '4')
+    with pytest.raises(ConfigError, match='RC_SIM_MAX_CARS'):
+        plan_launch({'backend': 'embedded', 'num_cars': '5'})

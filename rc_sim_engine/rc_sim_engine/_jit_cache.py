@@ -21,7 +21,7 @@ KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_mo
                   'four_wheel_steering.py', 'loop_kernel.py',
                   # the racing kernels compile in functions of these modules
                   'collision.py', 'raycast.py', 'map_grid.py', 'map_lidar.py', 'multicar.py',
-                  'race_kernels.py')
+                  'race_kernels.py', 'loop_cars.py')
 _STAMP = 'rc_sim_engine_kernels.sha256'
 
 

@@ -65,10 +65,21 @@ def register(subparsers: Any) -> None:
     p.add_argument('--realtime-factor', type=float, default=0.0,
                    help='pace the loop at this multiple of real time (default 0: as fast as '
                    'possible)')
-    p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'),
+    p.add_argument('--start', nargs=3, type=float, metavar=('X', 'Y', 'YAW'), action='append',
                    help="base_link start pose in odom (default: the world's spawn pose, moved "
                    'to the nearest pose inside the track where the scenario stays clear of the '
-                   'walls)')
+                   'walls). With --cars N: give it once (car 0 there, the others lined up '
+                   'behind it) or once per car, in car order')
+    p.add_argument('--cars', type=int, default=1, metavar='N',
+                   help='number of cars in the world (default 1). Every car plays the scenario; '
+                   'cars collide with each other (--collision) and each lidar sees the other '
+                   'cars. Without one --start per car, car i starts straight behind car i-1 '
+                   'with half a metre free between them (all starts must be clear of the walls '
+                   'and of each other). The bag '
+                   "holds each car's topics under /car_<i>/ and frames car_<i>/...")
+    p.add_argument('--car-params', metavar='I=YAML', action='append', default=[],
+                   help='vehicle override YAML for car I only, merged after --params; '
+                   'repeatable (e.g. --car-params 1=heavy.yaml)')
     p.add_argument('--speed', type=float, help='manoeuvre speed [m/s], > 0 (named manoeuvres '
                    'drive forwards)')
     p.add_argument('--radius', type=float, help='manoeuvre radius [m] (circles, two_circles; '
@@ -77,7 +88,8 @@ def register(subparsers: Any) -> None:
                                                           'steering_angle', 'yaw_rate'),
                    help='mapper mode of the /cmd_vel in --cmd-vel-bag (default: yaw_rate)')
     p.add_argument('--collision', default='stop', choices=('stop', 'bounce', 'ignore'),
-                   help='response when the car touches an obstacle (default: stop)')
+                   help='response when a car touches an obstacle or another car (default: '
+                   'stop; bounce between cars is the impact of two point masses)')
     p.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
     p.add_argument('--animate', action='store_true', help='also write animation.gif: walls, '
                    'car footprint, trail and lidar scan (at most 300 frames at 10 fps; a few '
@@ -210,6 +222,7 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f'--realtime-factor: must be >= 0, got {args.realtime_factor!r}')
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
+    _check_cars(args)
     check_output_path(args.out, force=args.force)  # also probes that new entries can be made
     worker = None if args.no_plots else PlotWorker()  # plots drawn on another core meanwhile
     start_numba_without_blas()  # this process runs the engine's kernels only
@@ -230,10 +243,10 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     from rc_sim_description.cli_support import progress
     from rc_sim_description.errors import ConfigError
     from rc_sim_description.limits import MAX_DURATION_S
-    from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import SpawnPose, spawn_pose
     from rc_sim_engine.bagio import SimBagStream
+    from rc_sim_engine.car_grid import load_car_params, parse_car_options
     from rc_sim_engine.map_world import load_map_world
     from rc_sim_engine.recorder import ThreadedSink
     from rc_sim_engine.run_limits import check_bag, check_start, check_world
@@ -242,7 +255,10 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     from rc_sim_engine.warmup import ensure_compiled
     from rc_sim_engine.world import SdfWarning, load_world
 
-    params = load_vehicle_params(overrides=args.params)
+    n = args.cars
+    cars = load_car_params(n, args.params, parse_car_options(args.car_params, n,
+                                                             '--car-params'))
+    params = cars[0]
     map_spawn = None
     if is_map_yaml(args.world):  # a map_server track map (YAML + image)
         wpath = Path(args.world)
@@ -265,18 +281,22 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
                        lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
                        realtime_factor=args.realtime_factor, collision_response=args.collision)
     compile_s = ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
-    if args.start is not None:
-        if not all(math.isfinite(v) for v in args.start):
-            raise ConfigError(f'--start: must be finite numbers, got {args.start}')
-        start = tuple(args.start)
-        check_start([start])
+    given = args.start or []
+    for pose in given:
+        if not all(math.isfinite(v) for v in pose):
+            raise ConfigError(f'--start: must be finite numbers, got {pose}')
+        check_start([pose])
+    if given:
+        start = tuple(given[0])
         note = ''
     else:
         spawn = spawn_pose(wpath) if map_spawn is None else SpawnPose(*map_spawn)
         check_start([(spawn.x, spawn.y, spawn.yaw)])
         start, note = _place(world, params, _played(seq, args.duration),
                              (spawn.x, spawn.y, spawn.yaw), label, args.world)
-    sim = Simulator(params, world, config, start=start)
+    starts = _car_starts(world, cars, given, start)
+    sim = Simulator(cars if n > 1 else params, world, config,
+                    start=starts if n > 1 else start)
     check_bag(sim, total)
     title = f'{world.name}: {label}'
     with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
@@ -290,8 +310,13 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
         summary.update({'world': str(wpath), 'scenario': label, 'model': args.model,
                         'seed': args.seed, 'start': [float(v) for v in start],
                         'collision_events': [
-                            {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed}
+                            {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed,
+                             **({'car': e.car} if n > 1 else {})}
                             for e in result.collisions]})
+        if n > 1:
+            summary['cars'] = n
+            summary['starts'] = starts.tolist()
+            summary['namespaces'] = [f'car_{i}' for i in range(n)]
         (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
                                                     encoding='utf-8')
         bag.finish_storage()  # indexes and metadata while the plots are drawn
@@ -304,10 +329,42 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     from rc_sim_engine.index_page import write_index
 
     write_index(args.out, f'rcsim run: {title}', summary,
-                notes=[f'start pose {start[0]:.3f}, {start[1]:.3f}, {start[2]:.3f}{note}'])
-    _print_summary(args, result, summary, counts, plots, start, note,
+                notes=[f'start pose{f" of car_{i}" if n > 1 else ""} {p[0]:.3f}, {p[1]:.3f}, '
+                       f'{p[2]:.3f}{note if i == 0 else ""}' for i, p in enumerate(starts)])
+    _print_summary(args, result, summary, counts, plots, starts, note,
                    time.perf_counter() - wall0 - compile_s, compile_s)
     return 0
+
+
+def _check_cars(args: argparse.Namespace) -> None:
+    """--cars and the number of --start poses, before anything is loaded."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_engine.run_limits import check_cars
+
+    n = args.cars
+    if n < 1:
+        raise ConfigError(f'--cars: must be an integer >= 1, got {n}')
+    check_cars(n)
+    given = len(args.start or [])
+    if given not in (0, 1, n):
+        raise ConfigError(f'--start given {given} times for --cars {n}: give it once (car 0 '
+                          f'there, the others lined up behind) or once per car')
+
+
+def _car_starts(world: Any, cars: list[Any], given: list[list[float]],
+                first: tuple[float, ...]) -> Any:
+    """(N, 3) start poses: one --start per car, or a grid behind ``first``; for several cars
+    checked clear of the walls and of each other."""
+    import numpy as np
+
+    from rc_sim_engine.car_grid import check_starts, grid_starts
+
+    if len(cars) == 1:
+        return np.array([first], dtype=np.float64)
+    starts = (np.array(given, dtype=np.float64) if len(given) == len(cars)
+              else grid_starts(first, cars))
+    check_starts(world, cars, starts)
+    return starts
 
 
 def _played(seq: Any, duration: float | None) -> Any:
@@ -370,26 +427,35 @@ def _factor(value: float) -> str:
 
 
 def _print_summary(args: argparse.Namespace, result: Any, summary: dict[str, Any],
-                   counts: dict[str, int], plots: list[str], start: tuple[float, ...], note: str,
+                   counts: dict[str, int], plots: list[str], starts: Any, note: str,
                    wall: float, compile_s: float = 0.0) -> None:
     out = Path(args.out)
-    lines = [
-        f'rcsim run: {result.world.name} / {summary["scenario"]} -> {out}',
-        f'  start pose          x={start[0]:.3f} m, y={start[1]:.3f} m, '
-        f'yaw={start[2]:.3f} rad{note}',
-        f'  simulated           {result.sim_time:.2f} s (model {args.model}, dt '
-        f'{result.config.dt * 1e3:g} ms)',
-        f'  distance            {summary["distance_m"][0]:.2f} m',
-        f'  max lateral accel   {summary["max_lateral_acceleration_mps2"][0]:.2f} m/s^2',
-        f'  collisions          {summary["collisions"][0]}',
+    n = len(starts)
+    lines = [f'rcsim run: {result.world.name} / {summary["scenario"]} -> {out}'
+             + (f' ({n} cars)' if n > 1 else '')]
+    for i, start in enumerate(starts):
+        lines.append(('  start pose          ' if n == 1 else f'  car_{i:<16}')
+                     + f'x={start[0]:.3f} m, y={start[1]:.3f} m, yaw={start[2]:.3f} rad'
+                     + (note if i == 0 else ''))
+    lines.append(f'  simulated           {result.sim_time:.2f} s (model {args.model}, dt '
+                 f'{result.config.dt * 1e3:g} ms)')
+    for key, label, fmt in (('distance_m', 'distance', '{:.2f} m'),
+                            ('max_lateral_acceleration_mps2', 'max lateral accel',
+                             '{:.2f} m/s^2'),
+                            ('collisions', 'collisions', '{}')):
+        values = ', '.join(fmt.format(v) for v in summary[key][:n])
+        lines.append(f'  {label:<20}{values}' + (' (per car)' if n > 1 else ''))
+    lines += [
         f'  real-time factor    {_factor(result.realtime_factor)} (loop), '
         f'{_factor(result.sim_time / wall)} (whole command, {wall:.2f} s'
         + (f', without the one-time kernel compile of {compile_s:.0f} s)' if compile_s else ')'),
         f'  bag                 {out} ({args.storage}, {sum(counts.values())} messages on '
-        f'{len(counts)} topics)',
+        f'{len(counts)} topics' + (', /car_<i>/...' if n > 1 else '') + ')',
     ]
     for e in result.collisions[:5]:
-        lines.append(f'  collision at t={e.t:.2f} s with {e.obstacle} at {abs(e.speed):.2f} m/s')
+        who = f'of car_{e.car} ' if n > 1 else ''
+        lines.append(f'  collision at t={e.t:.2f} s {who}with {e.obstacle} at '
+                     f'{abs(e.speed):.2f} m/s')
     if plots:
         lines.append(f'  plots               {", ".join(str(out / p) for p in plots)}')
     lines.append(f'  summary page        {out / "index.html"}')

@@ -6,9 +6,13 @@ covered the conservative gap between its footprint's bounding circle and the nea
 (speed now plus a margin, accelerating at twice the friction limit 2 mu g), and at least
 ``1 / collision_rate`` later; far from walls the loop skips checks, near walls it checks at
 ``collision_rate``. A contact event is reported when a car that was clear (by 5 mm) touches an
-obstacle, so pressing against a wall is one event; the response is ``stop`` (push out along the
-contact normal, zero the velocities), ``bounce`` (push out, reflect the normal velocity with
-``restitution``) or ``ignore`` (events only). Cars do not collide with each other.
+obstacle or another car, so pressing against a wall is one event; the response is ``stop``
+(push out along the contact normal, zero the velocities), ``bounce`` (push out, reflect the
+normal velocity with ``restitution``) or ``ignore`` (events only). Several cars collide with each
+other through their footprints with the same policies (each car of a pair is pushed out by half
+the depth; ``bounce`` is the two-body impulse, see :mod:`rc_sim_engine.loop_cars`); such an event
+names the other car (``obstacle='car_<j>'``, ``kind='car'``) and checks are scheduled on the
+gaps between cars too.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from rc_sim_engine.collision import (
     box_trig,
     footprint_from_params,
 )
+from rc_sim_engine.loop_cars import KIND_CAR
 from rc_sim_engine.loop_kernel import (
     E_CAR,
     E_DEPTH,
@@ -59,9 +64,11 @@ class CollisionRig:
         self.foot = np.array([[f.center_x, f.half_length, f.half_width]
                               for f in self.footprints], dtype=np.float64)
         self.radius = np.array([p.effective_wheel_radius for p in params], dtype=np.float64)
+        self.mass = np.array([p.mass_properties.mass for p in params], dtype=np.float64)
         self.mu_g = max(max(p.friction.mu1, p.friction.mu2) for p in params) * GRAVITY_MPS2
         self.min_period = (period_steps(config.collision_rate, config.dt)
-                           if config.collision_rate > 0 and world.n_obstacles else 0)
+                           if config.collision_rate > 0 and (world.n_obstacles or len(params) > 1)
+                           else 0)
         self.response = COLLISION_RESPONSES.index(config.collision_response)
         self.restitution = float(config.restitution)
         self.events = np.zeros((max(event_capacity, 2 * len(params)), E_SIZE))
@@ -79,9 +86,11 @@ class CollisionRig:
         out = []
         for row in self.events[:count]:
             kind, index = int(row[E_KIND]), int(row[E_INDEX])
+            car = kind == KIND_CAR
             out.append(CollisionEvent(
                 t=int(row[E_STEP]) * dt, car=int(row[E_CAR]),
-                obstacle=self.world.obstacle_name(kind, index), kind=KIND_NAMES[kind],
+                obstacle=f'car_{index}' if car else self.world.obstacle_name(kind, index),
+                kind='car' if car else KIND_NAMES[kind],
                 depth=float(row[E_DEPTH]), normal_x=float(row[E_NX]),
                 normal_y=float(row[E_NY]), speed=float(row[E_SPEED]), x=float(row[E_X]),
                 y=float(row[E_Y])))

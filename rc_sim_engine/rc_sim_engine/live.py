@@ -9,13 +9,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from rc_sim_control.ackermann import MAPPER_MODES
 from rc_sim_control.node_params import ParamSpec, check_spec
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.limits import MAX_CARS
 from rc_sim_engine.collision import COLLISION_RESPONSES
 from rc_sim_engine.simulator import SimConfig, Simulator
 
-__all__ = ['NODE_PARAMETERS', 'LivePacer', 'build_simulator', 'node_parameter_problem']
+__all__ = ['NODE_PARAMETERS', 'LivePacer', 'build_simulator', 'car_namespaces', 'car_vector',
+           'node_parameter_problem']
 
 # Parameters of sim_node (the shared ParamSpec schema of every rc-sim node). All but
 # realtime_factor are read-only: they define the simulation built at start-up.
@@ -40,6 +44,9 @@ NODE_PARAMETERS: tuple[ParamSpec, ...] = (
               read_only=True),
     ParamSpec('mapper_mode', 'yaw_rate', 'Meaning of /cmd_vel angular.z: '
               + ' | '.join(MAPPER_MODES) + '.', choices=MAPPER_MODES, read_only=True),
+    ParamSpec('num_cars', 1, 'Number of cars; car 0 at (x, y, yaw), the others lined up behind '
+              'it; with several, car i publishes and subscribes under car_<i>/ with frames '
+              'car_<i>/...', 1, int(MAX_CARS.default), read_only=True),
     ParamSpec('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz].', 1.0, 1000.0,
               read_only=True),
 )
@@ -84,7 +91,31 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
                        mapper_mode=str(values.get('mapper_mode', 'yaw_rate')), record=False)
     start = (float(values.get('x', 0.0)), float(values.get('y', 0.0)),
              float(values.get('yaw', 0.0)))
-    return Simulator(params, world, config, start=start)
+    n = int(values.get('num_cars', 1))
+    if n == 1:
+        return Simulator(params, world, config, start=start)
+    from rc_sim_engine.car_grid import check_starts, grid_starts
+    from rc_sim_engine.run_limits import check_cars
+
+    check_cars(n)
+    cars = [params] * n
+    starts = grid_starts(start, cars)
+    check_starts(world, cars, starts)
+    return Simulator(cars, world, config, start=starts)
+
+
+def car_namespaces(n: int) -> list[str]:
+    """Namespace of each car's topics and frames: none for one car, ``car_<i>`` for several (as
+    the bags of :mod:`rc_sim_engine.bagio`)."""
+    return [''] if n == 1 else [f'car_{i}' for i in range(n)]
+
+
+def car_vector(n: int, i: int, value: float) -> np.ndarray:
+    """(n,) command array: ``value`` for car ``i``, NaN (keep the current command) for the
+    others (:meth:`Simulator.command` and :meth:`Simulator.command_twist` hold them)."""
+    out = np.full(n, np.nan)
+    out[i] = value
+    return out
 
 
 class LivePacer:

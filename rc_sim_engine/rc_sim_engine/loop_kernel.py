@@ -3,12 +3,13 @@
 :func:`run_stretch` advances N cars from step ``k`` towards ``k_end`` doing, at every step where
 something is due and in this order (the order of :mod:`rc_sim_engine.simulator`):
 
-1. collision check and response (adaptive schedule, see :mod:`rc_sim_engine.collision_response`),
+1. collision check and response against the world and the other cars (adaptive schedule, see
+   :mod:`rc_sim_engine.collision_response` and :mod:`rc_sim_engine.loop_cars`),
 2. state snapshot for odometry, IMU and joint states (converted to streams later, vectorized),
 3. lidar scan of every car: the cars' poses are recorded and every scan of the stretch is cast
    afterwards in one call (:func:`cast_scans`: exact ray casting,
    :func:`rc_sim_engine.raycast._cast_kernel`; each lidar also sees the other cars'
-   footprints),
+   footprints, :func:`rc_sim_engine.multicar.overlay_cars_kernel`),
 4. command: from the precomputed plan of a command sequence, or a return to Python when a
    controller callback is due,
 
@@ -34,6 +35,8 @@ from numpy.typing import NDArray
 
 from rc_sim_engine._kernels import advance
 from rc_sim_engine.collision import _deepest_kernel, clearance_trig
+from rc_sim_engine.loop_cars import KIND_CAR, car_pass, respond_car, world_velocities
+from rc_sim_engine.multicar import footprint_centers, overlay_cars_kernel
 from rc_sim_engine.raycast import _cast_kernel, _limit_kernel
 from rc_sim_engine.state import (
     DUTY,
@@ -145,13 +148,18 @@ def _base_link(states: F64, lr: F64, bx: F64, by: F64, byaw: F64) -> None:
 
 @njit(cache=True, nogil=True, error_model='numpy')
 def _cast_one(pose: F64, j: int, lidar: F64, cos_beam: F64, sin_beam: F64, segments: F64,
-              n_segments: I64, circles: F64, n_circles: I64, foot: F64, want_incidence: bool,
-              out: F64, cos_out: F64) -> None:
-    """Scan of car ``j`` with every car at the base_link poses ``pose`` (N, 3); the other cars'
-    footprints are seen as counter-clockwise boxes after the world's edges."""
+              n_segments: I64, circles: F64, n_circles: I64, foot: F64, rect: F64,
+              want_incidence: bool, out: F64, cos_out: F64) -> None:
+    """Scan of car ``j`` with every car at the base_link poses ``pose`` (N, 3) (footprint rows
+    ``rect`` of :func:`rc_sim_engine.multicar.footprint_centers`): the world's edges are cast,
+    then the other cars' footprints lower the ranges they hide
+    (:func:`rc_sim_engine.multicar.overlay_cars_kernel`, hidden cars culled). With incidence
+    angles (or a single beam) the other cars are cast as counter-clockwise boxes with the
+    world's edges instead, which gives the incidence of their hits too."""
     cars = pose.shape[0]
     m = n_segments[j]
-    if cars > 1:
+    overlay = cars > 1 and not want_incidence and lidar[j, 4] > 0.0
+    if cars > 1 and not overlay:
         seg = np.empty((m + 4 * (cars - 1), 4))
         seg[:m] = segments[j, :m]
         for o in range(cars):
@@ -175,9 +183,12 @@ def _cast_one(pose: F64, j: int, lidar: F64, cos_beam: F64, sin_beam: F64, segme
     s = math.sin(pose[j, 2])
     ox = pose[j, 0] + c * lidar[j, 0] - s * lidar[j, 1]
     oy = pose[j, 1] + s * lidar[j, 0] + c * lidar[j, 1]
-    _cast_kernel(ox, oy, pose[j, 2] + lidar[j, 2], lidar[j, 3], lidar[j, 4], cos_beam[j],
-                 sin_beam[j], seg, circles[j, :n_circles[j]], True, out, want_incidence,
-                 cos_out)
+    heading = pose[j, 2] + lidar[j, 2]
+    _cast_kernel(ox, oy, heading, lidar[j, 3], lidar[j, 4], cos_beam[j], sin_beam[j], seg,
+                 circles[j, :n_circles[j]], True, out, want_incidence, cos_out)
+    if overlay:
+        overlay_cars_kernel(out, ox, oy, heading, lidar[j, 3], lidar[j, 4], cos_beam[j],
+                            sin_beam[j], rect, 0, cars, j, lidar[j, 6])
     if want_incidence:
         for b in range(out.shape[0]):
             cos_out[b] = math.acos(cos_out[b]) if math.isfinite(out[b]) else math.nan
@@ -193,12 +204,18 @@ def cast_scans(poses: F64, lidar: F64, cos_beam: F64, sin_beam: F64, segments: F
     poses ``poses[s]`` (N, 3) into ``scans[s, j]``; ``incidence[s, j]`` receives the incidence
     angles when wanted."""
     cars = poses.shape[1]
+    rect = np.empty((cars, 6))
     for task in range(poses.shape[0] * cars):
         n = task // cars
         j = task % cars
+        if j == 0 and cars > 1:
+            pose = poses[n]
+            footprint_centers(np.ascontiguousarray(pose[:, 0]),
+                              np.ascontiguousarray(pose[:, 1]),
+                              np.ascontiguousarray(pose[:, 2]), foot, 0, cars, rect)
         cos_out = incidence[n, j] if want_incidence else incidence[0, 0]
         _cast_one(poses[n], j, lidar, cos_beam, sin_beam, segments, n_segments, circles,
-                  n_circles, foot, want_incidence, scans[n, j], cos_out)
+                  n_circles, foot, rect, want_incidence, scans[n, j], cos_out)
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
@@ -259,10 +276,14 @@ def _contact(x: float, y: float, yaw: float, center_x: float, half_length: float
 def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, box_cos: F64,
              box_sin: F64, discs: F64, rings: F64, response: int, restitution: float,
              mu_g: float, dt: float, touching: B1, in_contact: B1, events: F64, sched: I64,
-             work: F64, iwork: I64, normal: F64, one: F64, one_i: I64, one_n: F64) -> int:
+             work: F64, iwork: I64, normal: F64, one: F64, one_i: I64, one_n: F64, mass: F64,
+             rect: F64, cwork: F64, cvec: F64, ciwork: I64) -> int:
     """Collision check at step ``k``: events, responses, contact flags; returns the number of
-    whole steps before any car can first cover its clearance (the next check's horizon)."""
+    whole steps before any car can first cover its clearance (the next check's horizon). With
+    several cars, each car's deepest contact is its deepest wall or car contact
+    (:mod:`rc_sim_engine.loop_cars`)."""
     cars = states.shape[0]
+    multi = cars > 1
     bx = work[0]
     by = work[1]
     byaw = work[2]
@@ -279,16 +300,37 @@ def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, b
         depth[i] = one[3]
         normal[i, 0] = one_n[0, 0]
         normal[i, 1] = one_n[0, 1]
+    car_gap = math.inf
+    cdepth = cwork[0]
+    cnormal = cvec[0]
+    vel = cvec[1]
+    cother = ciwork[0]
+    near = ciwork[1]
+    if multi:
+        any_touching = False
+        for i in range(cars):
+            any_touching = any_touching or touching[i]
+        car_gap = car_pass(bx, by, byaw, foot, RELEASE_MARGIN, any_touching, rect[0],
+                           rect[1], cdepth, cother, cnormal, near, cwork[1], cvec[2])
+        world_velocities(states, vel)
     for i in range(cars):
-        if gap[i] > RELEASE_MARGIN:
+        car_hit = multi and cother[i] >= 0
+        if gap[i] > RELEASE_MARGIN and not car_hit:
             continue
-        if kind[i] < 0:
+        if kind[i] < 0 and not car_hit:
             if touching[i] and gap[i] <= 0.0:  # released once clear by the margin
                 _contact(bx[i], by[i], byaw[i], foot[i, 0], foot[i, 1] + RELEASE_MARGIN,
                          foot[i, 2] + RELEASE_MARGIN, boxes, box_cos, box_sin, discs, rings,
                          one, one_i, one_n)
-                touching[i] = one_i[0] >= 0
+                touching[i] = one_i[0] >= 0 or (multi and near[i] >= 0)
             continue
+        use_car = car_hit and (kind[i] < 0 or cdepth[i] > depth[i])
+        if use_car:
+            kind[i] = KIND_CAR
+            index[i] = cother[i]
+            depth[i] = cdepth[i]
+            normal[i, 0] = cnormal[i, 0]
+            normal[i, 1] = cnormal[i, 1]
         nx = normal[i, 0]
         ny = normal[i, 1]
         d = depth[i]
@@ -309,14 +351,20 @@ def _collide(k: int, states: F64, lr: F64, radius: F64, foot: F64, boxes: F64, b
             e[E_Y] = by[i]
             sched[S_N_EVENT] += 1
         touching[i] = True
-        _respond(states[i], lr[i], radius[i], bx[i] + d * nx, by[i] + d * ny, byaw[i], nx, ny,
-                 response, restitution)
+        if use_car:  # each car of the pair moves half the depth
+            respond_car(states[i], lr[i], radius[i], bx[i] + 0.5 * d * nx,
+                        by[i] + 0.5 * d * ny, byaw[i], nx, ny, response, restitution, vel, i,
+                        cother[i], mass)
+        else:
+            _respond(states[i], lr[i], radius[i], bx[i] + d * nx, by[i] + d * ny, byaw[i], nx,
+                     ny, response, restitution)
     lowest = math.inf
     for i in range(cars):
-        if gap[i] > RELEASE_MARGIN:
+        if gap[i] > RELEASE_MARGIN and not (multi and near[i] >= 0):
             touching[i] = False
-        in_contact[i] = kind[i] >= 0
+        in_contact[i] = kind[i] >= 0 or (multi and cother[i] >= 0)
         lowest = min(lowest, gap[i])
+    lowest = min(lowest, 0.5 * car_gap)  # each car of a pair may cover half the gap
     if not lowest > 0.0:
         return 0
     # v0 T + a T^2 / 2 <= gap with v0 = |v| + |r| 0.5 m + 0.5 m/s, a = 2 mu g
@@ -340,7 +388,7 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
                 snap_steps: I64, lr: F64, radius: F64, foot: F64, scan_poses: F64,
                 scan_steps: I64, boxes: F64, box_cos: F64, box_sin: F64, discs: F64,
                 rings: F64, response: int, restitution: float, mu_g: float, touching: B1,
-                in_contact: B1, events: F64) -> int:
+                in_contact: B1, events: F64, mass: F64) -> int:
     """Advance from ``sched[S_K]`` to ``k_end`` (see the module docstring); returns a status.
 
     Returns ``FULL`` before any event of a step when a buffer could overflow at that step (the
@@ -354,6 +402,10 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
     one = np.empty(4)
     one_i = np.empty(2, dtype=np.int64)
     one_n = np.empty((1, 2))
+    rect = np.empty((2, cars, 6))  # car-to-car scratch (footprint rows, grown footprints)
+    cwork = np.empty((2, cars))
+    cvec = np.empty((3, cars, 2))
+    ciwork = np.full((2, cars), -1, dtype=np.int64)
     while True:
         k = sched[S_K]
         if ((record and sched[S_N_SNAP] >= snap_states.shape[0])
@@ -364,7 +416,8 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
         if periods[P_COLLISION] > 0 and k >= sched[S_NEXT_COLLISION]:
             horizon = _collide(k, states, lr, radius, foot, boxes, box_cos, box_sin, discs,
                                rings, response, restitution, mu_g, dt, touching, in_contact,
-                               events, sched, work, iwork, normal, one, one_i, one_n)
+                               events, sched, work, iwork, normal, one, one_i, one_n, mass,
+                               rect, cwork, cvec, ciwork)
             sched[S_NEXT_COLLISION] = k + max(periods[P_COLLISION], horizon)
         # 2. snapshot for odometry, IMU and joint states
         snap = False

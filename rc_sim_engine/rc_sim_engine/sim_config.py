@@ -103,7 +103,8 @@ class SimConfig:
 
 @dataclass(frozen=True)
 class CollisionEvent:
-    """A car started touching an obstacle."""
+    """A car started touching an obstacle, or another car (``obstacle`` ``car_<j>``, ``kind``
+    ``car``)."""
 
     t: float
     car: int

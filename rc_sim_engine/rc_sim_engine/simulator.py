@@ -288,7 +288,7 @@ class Simulator:
             self.config.record, self._buf.snap_states, self._buf.snap_steps, self._lr, rig.radius,
             rig.foot, self._buf.scan_poses, self._buf.scan_steps, arrays.boxes, rig.box_cos,
             rig.box_sin, arrays.discs, arrays.rings, rig.response, rig.restitution, rig.mu_g,
-            rig.touching, rig.in_contact, rig.events)
+            rig.touching, rig.in_contact, rig.events, rig.mass)
         self.step_index = int(sched[lk.S_K])
         car.stepped(self.step_index - k0, int(sched[lk.S_HEAD]), bool(sched[lk.S_PRIMED]))
         self._drain()

@@ -34,7 +34,7 @@ KERNEL_MODULES = ('rc_sim_engine._jit_cache', 'rc_sim_engine.state', 'rc_sim_eng
                   'rc_sim_engine.four_wheel_steering', 'rc_sim_engine.integrators',
                   'rc_sim_engine._kernels', 'rc_sim_engine.raycast', 'rc_sim_engine.collision',
                   'rc_sim_engine.car', 'rc_sim_engine.rollout', 'rc_sim_engine.simulator',
-                  'rc_sim_engine.loop_kernel',
+                  'rc_sim_engine.loop_kernel', 'rc_sim_engine.loop_cars', 'rc_sim_engine.multicar',
                   'rc_sim_engine.warmup', 'rc_sim_sensors.lidar_kernel')
 _STAMP = 'rc_sim_engine_kernels.compiled'
 

@@ -71,3 +71,54 @@ def test_sim_node_publishes() -> None:
         node.destroy_node()
     finally:
         rclpy.try_shutdown()
+
+
+def test_several_cars_live() -> None:
+    """num_cars: car 0 at (x, y, yaw), the others lined up behind, namespaces car_<i>, and a
+    command for one car leaves the others' commands alone."""
+    from rc_sim_engine.live import car_namespaces, car_vector
+
+    values = {**defaults(), 'world': 'flat_track', 'num_cars': 3, 'yaw': 0.3}
+    sim = build_simulator(values)
+    assert sim.n == 3
+    obs = sim.observe()
+    assert (obs.x[0], obs.y[0]) == (0.0, 0.0) and np.all(obs.yaw == 0.3)
+    behind = obs.x * math.cos(0.3) + obs.y * math.sin(0.3)
+    assert behind[0] > behind[1] > behind[2]
+    assert car_namespaces(1) == [''] and car_namespaces(3) == ['car_0', 'car_1', 'car_2']
+    sim.command(car_vector(3, 1, 0.1), car_vector(3, 1, 20.0))
+    sim.step_to(0.5)
+    snap = sim.snapshot()
+    assert snap['vx'][1] > 0.3 and snap['vx'][0] == 0.0 and snap['vx'][2] == 0.0
+    assert snap['position'].shape == (3, 6) and sim.last_scan_sample['ranges'].shape[0] == 3
+    with pytest.raises(ConfigError, match='num_cars'):
+        build_simulator({**values, 'num_cars': 0})
+    with pytest.raises(ConfigError, match='touches'):  # the grid behind the spawn hits a wall
+        build_simulator({**defaults(), 'x': -0.5, 'y': -1.875, 'num_cars': 12})
+
+
+def test_sim_node_publishes_every_car() -> None:
+    rclpy = pytest.importorskip('rclpy')
+    from nav_msgs.msg import Odometry
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+
+    from rc_sim_engine.nodes.sim_node import SimNode
+
+    rclpy.init()
+    try:
+        node = SimNode(parameter_overrides=[Parameter('num_cars', value=2),
+                                            Parameter('world', value='flat_track')])
+        probe = Node('probe')
+        received: dict[str, list] = {'car_0': [], 'car_1': []}
+        for ns, box in received.items():
+            probe.create_subscription(Odometry, f'/{ns}/odom', box.append, 10)
+        for _ in range(50):
+            rclpy.spin_once(node, timeout_sec=0.02)
+            rclpy.spin_once(probe, timeout_sec=0.02)
+        assert received['car_0'] and received['car_1']
+        assert received['car_1'][-1].child_frame_id == 'car_1/base_link'
+        node.destroy_node()
+        probe.destroy_node()
+    finally:
+        rclpy.try_shutdown()
