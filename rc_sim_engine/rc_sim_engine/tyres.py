@@ -58,15 +58,6 @@ def mf_shape(x: float, B: float, C: float, D: float, E: float) -> float:
     return D * math.sin(C * math.atan(bx - E * (bx - math.atan(bx))))
 
 
-@njit(cache=True, error_model='numpy')
-def mf_slope(x: float, B: float, C: float, D: float, E: float) -> float:
-    """d/dx of :func:`mf_shape` (analytic chain rule)."""
-    bx = B * x
-    phi = bx - E * (bx - math.atan(bx))
-    dphi = B * (1.0 - E) + E * B / (1.0 + bx * bx)
-    return D * math.cos(C * math.atan(phi)) * C * dphi / (1.0 + phi * phi)
-
-
 @njit(cache=True, error_model='numpy', inline='always')
 def fiala_scalar(alpha: float, c_alpha: float, mu: float, fz: float, saturate: bool) -> float:
     """Fiala brush lateral force [N] (equation in the module docstring)."""

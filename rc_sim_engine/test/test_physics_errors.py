@@ -12,9 +12,9 @@ from rc_sim_engine.rollout import rollout
 
 
 @pytest.mark.parametrize(('kwargs', 'match'), [
-    ({'model': 'bicycle'}, "unknown vehicle model 'bicycle'"),
-    ({'integrator': 'euler'}, "unknown integrator 'euler'"),
-    ({'tyre_model': 'brush'}, "unknown tyre model 'brush'"),
+    ({'model': 'bicycle'}, "^unknown vehicle model 'bicycle'"),
+    ({'integrator': 'euler'}, r"^unknown integrator 'euler' \(choose from [a-z0-9_, ]+\)$"),
+    ({'tyre_model': 'brush'}, "^unknown tyre model 'brush'"),
     ({'dt': 0.0}, 'dt must be'),
     ({'dt': float('nan')}, 'dt must be'),
 ])
