@@ -1,4 +1,4 @@
-"""Tracking metrics (seed 002 §6.0.1) against closed forms and shapely (independent geometry).
+"""Tracking metrics against closed forms and shapely (independent geometry).
 
 Complements test_tracking.py: there the error signals are symmetric in time, which cannot tell
 the trapezoid ISE from a rectangle rule; here |e|^2 is linear on uneven samples.

@@ -1,6 +1,6 @@
 """Actuators as gz has them: hinge servo, rear wheel speed loop, trim, saturation, latency.
 
-Steering servo (gz ``JointPositionController``, seed 000 / reference §4.2): a PID on the hinge
+Steering servo (gz ``JointPositionController``): a PID on the hinge
 angle error gives a joint torque, clamped to ``servo_max_torque``, acting on the hinge inertia
 ``J_h``::
 

@@ -6,8 +6,8 @@ move them. Each right-hand side fills the derivative of the chassis fields X, Y,
 YAW_RATE; the other fields get 0 (actuators are advanced by their own sub-steps, the wheel joint
 angles by :func:`wheel_joint_rates` once per sub-step, which is plenty for /joint_states).
 
-**single_track** (dynamic bicycle at the CG; Rajamani, *Vehicle Dynamics and Control* §2.5, the ode
-simulator of seed 002 §5.4), body frame, front wheel free rolling, rear wheel driven by slip::
+**single_track** (dynamic bicycle at the CG; Rajamani, *Vehicle Dynamics and Control* §2.5),
+body frame, front wheel free rolling, rear wheel driven by slip::
 
     alpha_f = -atan2(v_fy, |v_fx|)  with (v_fx, v_fy) the front contact velocity in the wheel frame
     alpha_r = -atan2(vy - lr r, |vx|)
@@ -251,7 +251,7 @@ def wheel_joint_rates(x: NDArray[np.float64], p: NDArray[np.float64], tan_delta:
 
     Front wheels roll freely at (lf, +-W/2) from the CG, steered by the Ackermann hinge angles
     ``tan(delta_l,r) = L tan(delta) / (L -+ W/2 tan(delta))``
-    (rc_sim_control.ackermann.ackermann_split, seed 000 eq. 4): rate = (v_wheel . heading) / R,
+    (rc_sim_control.ackermann.ackermann_split): rate = (v_wheel . heading) / R,
     with cos, sin of the hinge angle from its tangent.
     """
     vx, vy, r = x[VX], x[VY], x[YAW_RATE]

@@ -1,18 +1,18 @@
 """Tyre force laws of the embedded engine (pure functions, SI units, numba-compiled scalars).
 
-Sign convention (ISO-like, as in seed 002 §5.4): a positive slip angle ``alpha`` [rad] gives a
+Sign convention (ISO-like): a positive slip angle ``alpha`` [rad] gives a
 positive lateral force; a positive slip ratio ``kappa`` (wheel faster than the ground, driving)
 gives a positive longitudinal force. Every law returns a force in newtons for a normal load ``fz``
 [N].
 
-* linear:  ``Fy = C alpha``                                  (seed 002 §5.4, tyre_model 0)
+* linear:  ``Fy = C alpha``
 * Fiala:   ``Fy = C t - C^2 |t| t / (3 mu Fz) + C^3 t^3 / (27 mu^2 Fz^2)``, ``t = tan(alpha)``, and
   ``Fy = mu Fz sign(alpha)`` beyond ``alpha_sl = atan(3 mu Fz / C)`` when saturated (Pacejka, *Tire
-  and Vehicle Dynamics*, 3rd ed., §3.2 brush model; seed 002 §5.4 tyre_model 1 = saturated, 2 =
-  not).
+  and Vehicle Dynamics*, 3rd ed., §3.2 brush model; ``fiala`` saturated, ``fiala_unsaturated``
+  the polynomial everywhere).
 * Magic Formula: ``F = Fz D sin(C atan(B x - E (B x - atan(B x))))`` with D a friction coefficient
-  (Pacejka & Bakker 1987; seed 002 §5.5.2, whose D is in newtons: see
-  :func:`seed_002_pacejka_preset`).
+  (Pacejka & Bakker 1987; a table for a 1:10 car with D in newtons: see
+  :func:`racecar_pacejka_preset`).
 """
 
 from __future__ import annotations
@@ -31,21 +31,22 @@ from rc_sim_description.params import PacejkaCoefficients, VehicleParams
 from rc_sim_engine import _jit_cache  # noqa: F401  (must run before any cached kernel loads)
 
 __all__ = [
-    'SEED_002_WHEEL_LOAD',
+    'RACECAR_TABLE_WHEEL_LOAD',
     'TYRE_IDS',
     'fiala_lateral_force',
     'linear_lateral_force',
     'magic_formula',
     'magic_formula_force',
-    'seed_002_pacejka_preset',
-    'with_seed_002_pacejka',
+    'racecar_pacejka_preset',
+    'with_racecar_pacejka',
 ]
 
-#: Tyre law ids used inside the compiled kernels (``fiala_unsaturated`` = seed 002 tyre_model 2).
+#: Tyre law ids used inside the compiled kernels.
 TYRE_IDS: dict[str, int] = {'linear': 0, 'fiala': 1, 'fiala_unsaturated': 2, 'pacejka': 3}
 
-#: Wheel normal load of the seed-002 table: M_tot g / 4 = 5.5922 kg * 9.8065 m/s^2 / 4 [N].
-SEED_002_WHEEL_LOAD = 5.5922 * 9.8065 / 4.0
+#: Wheel normal load of that table (a 5.59 kg MIT-racecar-class car, the table's own g):
+#: M_tot g / 4 = 5.5922 kg * 9.8065 m/s^2 / 4 [N].
+RACECAR_TABLE_WHEEL_LOAD = 5.5922 * 9.8065 / 4.0
 
 
 # --------------------------------------------------------------------------- compiled scalars
@@ -131,11 +132,11 @@ def fiala_lateral_force(alpha: ArrayLike, cornering_stiffness: float, mu: float,
                                     bool(saturate)), dtype=float)
 
 
-def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
+def racecar_pacejka_preset(wheel_load: float = RACECAR_TABLE_WHEEL_LOAD
                             ) -> tuple[PacejkaCoefficients, PacejkaCoefficients]:
-    """(lateral, longitudinal) Magic Formula coefficients of the seed-002 table (§5.5.2).
+    """(lateral, longitudinal) Magic Formula coefficients of a 1:10 car's table.
 
-    The seed's table (tuned on the figure eight of the MIT racecar) is::
+    The table (tuned on a figure eight of an MIT-racecar-class 1:10 car in Gazebo) is::
 
                  Fx (slip ratio)   Fy (slip angle)
         B        3                 10
@@ -143,7 +144,7 @@ def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
         D        19.0569 N         1.371 N
         E        0.52              0.97
 
-    Its D is a force in newtons at the seed's wheel load ``Fz = M_tot g / 4 = 13.71 N``. Our
+    Its D is a force in newtons at the table's wheel load ``Fz = M_tot g / 4 = 13.71 N``. Our
     vehicle.yaml stores D as a friction coefficient (force = Fz D at the peak), so D is converted
     as ``D_mu = D_N / Fz``: 19.0569 / 13.71 = 1.390 (longitudinal) and 1.371 / 13.71 = 0.1000
     (lateral). B, C, E are dimensionless and carry over. Use with
@@ -151,14 +152,14 @@ def seed_002_pacejka_preset(wheel_load: float = SEED_002_WHEEL_LOAD
     :func:`magic_formula`.
     """
     if not wheel_load > 0:
-        raise ConfigError(f'seed_002_pacejka_preset: wheel_load must be > 0 N, got {wheel_load!r}')
+        raise ConfigError(f'racecar_pacejka_preset: wheel_load must be > 0 N, got {wheel_load!r}')
     lateral = PacejkaCoefficients(B=10.0, C=1.45, D=1.371 / wheel_load, E=0.97)
     longitudinal = PacejkaCoefficients(B=3.0, C=1.45, D=19.0569 / wheel_load, E=0.52)
     return lateral, longitudinal
 
 
-def with_seed_002_pacejka(params: VehicleParams) -> VehicleParams:
-    """Copy of ``params`` with ``tyre_model: pacejka`` and both seed-002 coefficient sets."""
-    lateral, longitudinal = seed_002_pacejka_preset()
+def with_racecar_pacejka(params: VehicleParams) -> VehicleParams:
+    """Copy of ``params`` with ``tyre_model: pacejka`` and both coefficient sets of that table."""
+    lateral, longitudinal = racecar_pacejka_preset()
     return params.with_values(tyre_model='pacejka', pacejka_lateral=asdict(lateral),
                               pacejka_longitudinal=asdict(longitudinal))

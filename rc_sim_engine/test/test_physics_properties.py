@@ -35,7 +35,7 @@ from rc_sim_engine.tyres import (
     fiala_lateral_force,
     linear_lateral_force,
     magic_formula,
-    seed_002_pacejka_preset,
+    racecar_pacejka_preset,
 )
 
 BASE = load_vehicle_params()
@@ -204,11 +204,11 @@ def test_linear_law_is_linear_with_slope_c() -> None:
     assert (f[3] - f[1]) / (alpha[3] - alpha[1]) == pytest.approx(101.0, rel=1e-12)
 
 
-def test_seed_002_preset_accepts_any_positive_wheel_load() -> None:
+def test_racecar_preset_accepts_any_positive_wheel_load() -> None:
     """Only loads <= 0 are rejected: a light car's wheel load (0.5 N) converts like any other,
     the force curve in newtons staying the seed table's (D_N = D_mu * load)."""
     for load in (0.5, 13.71, 80.0):
-        lateral, longitudinal = seed_002_pacejka_preset(load)
+        lateral, longitudinal = racecar_pacejka_preset(load)
         assert lateral.D * load == pytest.approx(1.371, rel=1e-12)
         assert longitudinal.D * load == pytest.approx(19.0569, rel=1e-12)
 

@@ -1,4 +1,4 @@
-"""Tyre laws against their closed forms and the seed-002 Pacejka table (independent numpy code)."""
+"""Tyre laws against their closed forms and a 1:10 car's Pacejka table (independent numpy code)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import PacejkaCoefficients, load_vehicle_params
 from rc_sim_engine.tyres import (
-    SEED_002_WHEEL_LOAD,
+    RACECAR_TABLE_WHEEL_LOAD,
     fiala_lateral_force,
     linear_lateral_force,
     magic_formula,
     magic_formula_force,
-    seed_002_pacejka_preset,
-    with_seed_002_pacejka,
+    racecar_pacejka_preset,
+    with_racecar_pacejka,
 )
 
 
@@ -48,11 +48,11 @@ def test_magic_formula_peak_and_slope_are_d_and_bcd() -> None:
     assert float(slope) == pytest.approx(c.B * c.C * c.D, rel=1e-8)
 
 
-def test_seed_002_preset_reproduces_the_table_in_newtons() -> None:
-    lateral, longitudinal = seed_002_pacejka_preset()
+def test_racecar_preset_reproduces_the_table_in_newtons() -> None:
+    lateral, longitudinal = racecar_pacejka_preset()
     fz = 5.5922 * 9.8065 / 4.0  # seed: M_tot g / 4 = 13.71 N
     assert fz == pytest.approx(13.71, abs=5e-3)
-    assert pytest.approx(fz) == SEED_002_WHEEL_LOAD
+    assert pytest.approx(fz) == RACECAR_TABLE_WHEEL_LOAD
     # table: Fx B=3 C=1.45 D=19.0569 N E=0.52 ; Fy B=10 C=1.45 D=1.371 N E=0.97
     assert (longitudinal.B, longitudinal.C, longitudinal.E) == (3.0, 1.45, 0.52)
     assert (lateral.B, lateral.C, lateral.E) == (10.0, 1.45, 0.97)
@@ -66,9 +66,9 @@ def test_seed_002_preset_reproduces_the_table_in_newtons() -> None:
                                _mf_reference(s, 10.0, 1.45, 1.371, 0.97), rtol=1e-12)
 
 
-def test_seed_002_preset_rejects_bad_load() -> None:
+def test_racecar_preset_rejects_bad_load() -> None:
     with pytest.raises(ConfigError, match='wheel_load'):
-        seed_002_pacejka_preset(0.0)
+        racecar_pacejka_preset(0.0)
 
 
 def test_fiala_small_angle_slope_saturation_and_continuity() -> None:
@@ -85,7 +85,7 @@ def test_fiala_small_angle_slope_saturation_and_continuity() -> None:
     f = fiala_lateral_force(a, c_alpha, mu, fz)
     np.testing.assert_allclose(f, -fiala_lateral_force(-a, c_alpha, mu, fz), atol=1e-12)
     assert np.all(np.abs(f) <= mu * fz + 1e-9)
-    # unsaturated = the cubic polynomial everywhere (seed 002 tyre_model 2)
+    # unsaturated = the cubic polynomial everywhere (fiala_unsaturated)
     t = np.tan(a)
     cubic = (c_alpha * t - c_alpha ** 2 * np.abs(t) * t / (3 * mu * fz)
              + c_alpha ** 3 * t ** 3 / (27 * mu ** 2 * fz ** 2))
@@ -120,13 +120,13 @@ def test_fiala_saturated_is_bounded_and_monotone(alpha: float, c_alpha: float, m
     assert float(fiala_lateral_force(a2, c_alpha, mu, fz)) >= f - 1e-9 * mu * fz
 
 
-def test_seed_002_preset_drives_the_single_track() -> None:
+def test_racecar_preset_drives_the_single_track() -> None:
     """With the seed's lateral D = 0.1 (mu) the car can only corner at about 0.1 g: it slides."""
     from rc_sim_engine.car import Car
 
-    p = with_seed_002_pacejka(load_vehicle_params())
+    p = with_racecar_pacejka(load_vehicle_params())
     assert p.tyres.tyre_model == 'pacejka'
-    assert pytest.approx(1.371 / SEED_002_WHEEL_LOAD) == p.tyres.pacejka_lateral.D
+    assert pytest.approx(1.371 / RACECAR_TABLE_WHEEL_LOAD) == p.tyres.pacejka_lateral.D
     car = Car(p, dt=1e-3)
     car.reset(speed=3.0)
     car.step(0.3, 60.0, 3000)
