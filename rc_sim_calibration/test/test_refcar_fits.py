@@ -89,8 +89,10 @@ def _params(f):
 
 
 #: (car, check) pairs that miss their bound at seed 0, with the measured value (docs/calibration.md,
-#: sections 6 and 9: structures the engine does not have). Strict: the test fails as soon as one
-#: meets its bound, so the list can only shrink.
+#: sections 6 and 9: structures the engine does not have). Not strict: the fitted delay of these
+#: two cars moved by 17 ms when the engine's gravity changed by 0.03 % (the least-squares search
+#: ends in one of several near-equal optima), so a different floating-point path may land inside
+#: the bound; pytest then reports XPASS, and the entry should go.
 KNOWN_MISSES = {('awd_relax', 'ratio'): 'chirp ratio 0.43 (relaxation-length tyres)',
                 ('dc_double_track', 'latency'): '+20 ms (under-damped servo with backlash)'}
 
@@ -98,7 +100,7 @@ KNOWN_MISSES = {('awd_relax', 'ratio'): 'chirp ratio 0.43 (relaxation-length tyr
 def _known_miss(request, fitted, check: str) -> None:
     reason = KNOWN_MISSES.get((fitted['car'].name, check))
     if SEED == 0 and reason:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f'measured {reason}'))
+        request.applymarker(pytest.mark.xfail(strict=False, reason=f'measured {reason}'))
 
 
 def test_fit_succeeds_and_held_out_yaw_rate_error_falls(fitted, request):
