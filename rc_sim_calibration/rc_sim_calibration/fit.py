@@ -40,6 +40,15 @@ from rc_sim_calibration.settings import (
     resolve_free,
 )
 from rc_sim_calibration.staged import StageResult, default_inertia_scaled, initial_values
+from rc_sim_calibration.structures import (
+    Candidate,
+    CandidateScore,
+    candidates,
+    choose,
+    holdout_mask,
+    stage_start,
+    warm_start,
+)
 from rc_sim_calibration.verdict import Verdict, judge
 from rc_sim_calibration.windows import FitWindows, build_windows
 from rc_sim_description.params import SECTIONS, VehicleParams
@@ -81,117 +90,6 @@ def nominal_params(base: VehicleParams, drive_kind: str) -> VehicleParams:
     if drive_kind != 'throttle' and base.drive.drive_model == 'throttle':
         return base.with_values(drive_model='first_order')
     return base
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A model structure: its label, the vehicle keys it sets and its free parameters."""
-
-    label: str
-    structure: dict[str, Any]
-    names: tuple[str, ...]
-
-
-def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool,
-               tyre_model: str) -> tuple[str, ...]:
-    steer_kind, drive_kind = kinds
-    names = ['steering_offset']
-    names += (['steering_gain_left', 'steering_gain_right', 'steering_curvature_left',
-               'steering_curvature_right'] if steer_kind == 'normalised' else ['steering_gain'])
-    names += ['servo_time_constant'] if servo == 'first_order' else \
-        ['servo_natural_frequency', 'servo_damping_ratio']
-    names += ['max_steering_rate', 'steering_backlash']
-    if delay:
-        names.append('command_latency')
-    names.append(DRIVE_DELAY)
-    names += ['cornering_stiffness_front', 'cornering_stiffness_rear', 'yaw_inertia',
-              'cg_height']
-    if tyre_model == 'fiala':
-        names.append('mu2')                          # lateral friction: where the tyres saturate
-    if drive_kind == 'throttle':
-        names += ['motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
-                  'viscous_resistance', 'drag_coefficient', 'throttle_dead_band',
-                  'throttle_time_constant']
-    else:
-        names += ['effective_wheel_radius', 'drive_time_constant', 'max_acceleration',
-                  'max_deceleration']
-    if fit_offset:
-        names += list(OFFSET_NAMES)
-    return tuple(names)
-
-
-def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParams,
-               fit_offset: bool) -> list[Candidate]:
-    """The structures to compare (``free: auto``) or the one given by ``free`` and the base."""
-    if not settings.free_auto:
-        names = tuple(settings.free)
-        if fit_offset:
-            names += tuple(n for n in OFFSET_NAMES if n not in names)
-        return [Candidate('as given', {}, names)]
-    drive = 'throttle' if kinds[1] == 'throttle' else 'first_order'
-    tyres = settings.tyre_model or base.tyres.tyre_model
-    out = []
-    for delay in settings.delay_options:           # delayed ones first: they warm-start the rest
-        for servo in settings.servo_models:
-            structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive,
-                                         'tyre_model': tyres}
-            if not delay:
-                structure['command_latency'] = 0.0
-            label = f'servo {servo.replace("_", "-")}, {"delay" if delay else "no delay"}, ' \
-                f'drive {"throttle" if drive == "throttle" else "speed-loop ESC"}'
-            out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset,
-                                                              tyres)))
-    return out
-
-
-def _warm_start(cand: Candidate, done: dict[tuple[str, bool], dict[str, float]]
-                ) -> dict[str, float] | None:
-    """Start values of a candidate from a fitted related one (every other value carried over):
-    the second-order servo from the first-order one with the same mean delay (2 zeta / wn =
-    tau, zeta 0.7); a structure without delay from its delayed twin, the delay added to the
-    servo's mean lag. None when no related candidate was fitted yet."""
-    servo = cand.structure.get('servo_model', '')
-    delay = cand.structure.get('command_latency') != 0.0
-    if delay and servo == 'second_order' and ('first_order', True) in done:
-        start = dict(done[('first_order', True)])
-        tau = start.pop('servo_time_constant', 0.05)
-        return {**start, 'servo_damping_ratio': 0.7,
-                'servo_natural_frequency': 1.4 / max(tau, 0.005)}
-    if not delay and (servo, True) in done:
-        start = dict(done[(servo, True)])
-        lat = start.pop('command_latency', 0.0)
-        if servo == 'first_order':
-            start['servo_time_constant'] = start.get('servo_time_constant', 0.05) + lat
-        else:
-            zeta = start.get('servo_damping_ratio', 0.7)
-            mean = 2.0 * zeta / start.get('servo_natural_frequency', 28.0) + lat
-            start['servo_natural_frequency'] = 2.0 * zeta / max(mean, 0.005)
-        return start
-    return None
-
-
-def _stage_start(cand: Candidate, stage: StageResult, stage0: StageResult | None
-                 ) -> dict[str, float]:
-    """Start values from the staged identification (with or without a delay)."""
-    src = stage0 if cand.structure.get('command_latency') == 0.0 and stage0 else stage
-    start = dict(src.values)
-    if cand.structure.get('servo_model') == 'second_order':
-        tau = start.get('servo_time_constant', 0.05)
-        start['servo_damping_ratio'] = 0.7
-        start['servo_natural_frequency'] = 1.4 / max(tau, 0.01)  # mean delay 2 zeta / wn = tau
-    return start
-
-
-@dataclass
-class CandidateScore:
-    """One structure's fit and its figures on the selection windows."""
-
-    candidate: Candidate
-    values: Array
-    cost: float
-    rmse: dict[str, float]
-    problem: Problem
-    u: Array
 
 
 @dataclass
@@ -292,26 +190,6 @@ def _extend(ident: Identifiability, names: Sequence[str], values: Array) -> Iden
                    correlation=corr)
 
 
-def _choose(scores: Sequence[CandidateScore], margin: float) -> int:
-    """The candidate with the fewest free parameters among those whose held-out cost is within
-    ``margin`` (relative) of the best (a parsimony rule: a richer structure must predict the
-    held-out windows clearly better to be kept)."""
-    if len(scores) < 2:
-        return 0
-    costs = np.array([s.cost for s in scores])
-    best = float(np.nanmin(costs))
-    near = [i for i, c in enumerate(costs) if c <= best * (1.0 + margin)]
-    return min(near, key=lambda i: (len(scores[i].candidate.names), costs[i]))
-
-
-def _holdout_mask(win: FitWindows, every: int) -> Array:
-    """Every ``every``-th pair of windows (by grid number) of each recording."""
-    mask = (win.index // 2) % every == every - 1
-    if mask.sum() < 2 or (~mask).sum() < 2:
-        return np.zeros(win.n, dtype=bool)
-    return np.asarray(mask)
-
-
 def _search(problem: Problem, settings: FitSettings, budget: int, sigma: float,
             rng: np.random.Generator, tick: ProgressFn, u0: Array | None = None
             ) -> OptimResult:
@@ -357,7 +235,7 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
                  nominal.timing.command_latency)
     lookback = lat_hi + SERVO_PREROLL
     all_win = build_windows(train, settings.horizon, lookback=lookback, dt=settings.dt)
-    holdout = _holdout_mask(all_win, settings.holdout_every)
+    holdout = holdout_mask(all_win, settings.holdout_every)
     fit_win = all_win.subset(~holdout) if holdout.any() else all_win
     sel_win = all_win.subset(holdout) if holdout.any() else all_win
 
@@ -385,7 +263,7 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         cbase = nominal.with_values(**cand.structure) if cand.structure else nominal
         # a related candidate's fit and the staged values are two basins (a second-order
         # servo warm-started from a first-order fit keeps its extra delay): both are tried
-        starts = [s for s in (_warm_start(cand, done), _stage_start(cand, stage, stage0)) if s]
+        starts = [s for s in (warm_start(cand, done), stage_start(cand, stage, stage0)) if s]
         best_fit: tuple[float, Problem, Array] | None = None
         for start in starts:
             free = resolve_free(settings, cbase, cand.names, start, offset0)
@@ -406,7 +284,7 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
             nfev = max(2, 2 * settings.stage_budget // (len(sc.problem.free) + 1))
             u = polish(sc.problem.residuals, sc.u, max_nfev=nfev, progress=tick)[0].u
             scores[i] = score(i, sc.candidate, sc.problem, u)
-    chosen = _choose(scores, settings.parsimony)
+    chosen = choose(scores, settings.parsimony)
     best = scores[chosen]
     problem = best.problem
     if settings.robust:
