@@ -114,14 +114,15 @@ class VehicleParams:
     def steering_hinge_inertia(self) -> float:
         """Inertia J_h of one steered wheel assembly about the vertical hinge axis [kg m^2].
 
-        ``J_h = m_w (3 r^2 + w^2) / 12 + (2/5) m_k (w/2)^2``: the front wheel (solid cylinder of
+        ``J_h = m_w (3 r^2 + w^2) / 12 + m_k (w/2)^2 / 2``: the front wheel (solid cylinder of
         radius r, width w, about a diameter through its centre, which lies on the hinge axis)
-        plus the knuckle as a solid sphere of diameter w. Default car: 8.5e-5 kg m^2.
+        plus the knuckle, the URDF's hinge link: a solid cylinder of diameter w about the hinge
+        axis. Default car: 8.7e-5 kg m^2.
         """
         g, m = self.geometry, self.mass_properties
         r, w = g.wheel_radius, g.wheel_width
         return (m.wheel_mass * (3.0 * r * r + w * w) / 12.0
-                + 0.4 * m.steering_hinge_mass * (0.5 * w) ** 2)
+                + 0.5 * m.steering_hinge_mass * (0.5 * w) ** 2)
 
     @property
     def chassis_link_inertia(self) -> tuple[float, float, float]:

@@ -206,6 +206,11 @@ def test_wheel_and_hinge_inertias_are_solid_cylinders(robot: ET.Element,
         i = link(robot, f'front_{side}_steering_hinge').find('inertial/inertia')
         assert math.isclose(float(i.get('izz')), 0.5 * mh * a * a)
         assert math.isclose(float(i.get('ixx')), mh * (3 * a * a + length * length) / 12)
+        # the engine's and the gz gains' hinge inertia J_h is exactly this link plus the wheel
+        # about its vertical diameter (one knuckle definition for both backends)
+        wheel = link(robot, f'front_{side}_wheel').find('inertial/inertia')
+        assert math.isclose(float(i.get('izz')) + float(wheel.get('izz')),
+                            params.steering_hinge_inertia)
 
 
 def test_joint_origins_and_limits_equal_vehicle_yaml(robot: ET.Element, params: VehicleParams) -> None:

@@ -53,7 +53,8 @@ __all__ = [
 def steering_hinge_inertia(p: VehicleParams) -> float:
     """Inertia J_h of one steered wheel assembly about the vertical hinge axis [kg m^2]
     (:attr:`rc_sim_description.params.VehicleParams.steering_hinge_inertia`: the wheel as a
-    solid cylinder about a diameter plus the knuckle as a sphere; default car 8.5e-5 kg m^2)."""
+    solid cylinder about a diameter plus the knuckle, a cylinder about the hinge axis as in the
+    URDF; default car 8.7e-5 kg m^2)."""
     return p.steering_hinge_inertia
 
 

@@ -18,7 +18,7 @@ def test_hinge_inertias_from_wheel_and_knuckle() -> None:
     g, m = p.geometry, p.mass_properties
     wheel = m.wheel_mass * (3 * g.wheel_radius ** 2 + g.wheel_width ** 2) / 12
     assert steering_hinge_inertia(p) == pytest.approx(
-        wheel + 0.4 * m.steering_hinge_mass * (g.wheel_width / 2) ** 2)
+        wheel + 0.5 * m.steering_hinge_mass * (g.wheel_width / 2) ** 2)
     assert rear_wheel_inertia(p) == pytest.approx(0.5 * m.wheel_mass * g.wheel_radius ** 2)
 
 

@@ -16,7 +16,7 @@ engine's source code:
   D term acts on the measured speed, ``-Kd d(omega)/dt``, i.e. adds ``2 Kd`` to the lumped
   inertia (gz differentiates the error, the same while the target is held);
 - hinge servo: gz ``JointPositionController``, ``J_h d2(delta)/dt2 = Kp e + Ki int(e) - Kd
-  d(delta)/dt``, ``J_h = m_w (3 R^2 + w^2) / 12 + 2/5 m_k (w/2)^2``. Its torque, slew-rate and
+  d(delta)/dt``, ``J_h = m_w (3 R^2 + w^2) / 12 + m_k (w/2)^2 / 2``. Its torque, slew-rate and
   angle limits are NOT modelled: :func:`check_servo_linear` proves they stay inactive in a run;
 - longitudinal load transfer ``Fz_r = m g lf / L + m ax h / L`` (Rajamani ch. 4; the same law
   as CommonRoad's ST model) with ``ax = Fx_r / m`` iterated ``load_passes`` times from the static load
@@ -120,7 +120,7 @@ class RefParams:
             c_front=ty.cornering_stiffness_front, c_rear=ty.cornering_stiffness_rear,
             lateral=coeffs(ty.pacejka_lateral), longitudinal=coeffs(ty.pacejka_longitudinal),
             j_hinge=(mp.wheel_mass * (3 * r ** 2 + w ** 2) / 12
-                     + 0.4 * mp.steering_hinge_mass * (w / 2) ** 2),
+                     + 0.5 * mp.steering_hinge_mass * (w / 2) ** 2),
             j_wheel=mp.wheel_mass * r ** 2 / 2,
             servo_kp=st.servo_p_gain, servo_ki=st.servo_i_gain, servo_kd=st.servo_d_gain,
             servo_i_max=st.servo_i_max, servo_max_torque=st.servo_max_torque,
