@@ -52,6 +52,7 @@ __all__ = [
     'OdometryState',
     'OdometryTrack',
     'StreamingOdometry',
+    'arc_poses',
     'bicycle_increments',
     'bicycle_odometry',
     'differential_increments',
@@ -178,6 +179,30 @@ class OdometryTrack:
     covariance: FloatArray
 
 
+def arc_poses(ds: npt.ArrayLike, dpsi: npt.ArrayLike, x0: npt.ArrayLike = 0.0,
+              y0: npt.ArrayLike = 0.0, yaw0: npt.ArrayLike = 0.0
+              ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Poses (..., n+1) after exact circular-arc steps of length ``ds`` turning ``dpsi`` (..., n).
+
+    Each step moves along the chord of its arc: ``|chord| = ds sin(dpsi/2) / (dpsi/2)`` in the
+    direction ``yaw + dpsi/2`` (exact for a constant curvature within the step; the straight
+    line is the limit dpsi -> 0). Leading axes batch independent paths; ``x0, y0, yaw0`` broadcast
+    over them. Yaw is continuous (not wrapped).
+    """
+    ds_a = np.asarray(ds, dtype=np.float64)
+    dpsi_a = np.asarray(dpsi, dtype=np.float64)
+    zero = np.zeros((*np.broadcast_shapes(ds_a.shape, dpsi_a.shape)[:-1], 1))
+    yaw = np.asarray(yaw0, dtype=np.float64)[..., None] + np.concatenate(
+        [zero, np.cumsum(dpsi_a + 0.0 * ds_a, axis=-1)], axis=-1)
+    mid = yaw[..., :-1] + 0.5 * dpsi_a
+    chord = ds_a * _sinc_half(dpsi_a)[0]
+    x = np.asarray(x0, dtype=np.float64)[..., None] + np.concatenate(
+        [zero, np.cumsum(chord * np.cos(mid), axis=-1)], axis=-1)
+    y = np.asarray(y0, dtype=np.float64)[..., None] + np.concatenate(
+        [zero, np.cumsum(chord * np.sin(mid), axis=-1)], axis=-1)
+    return x, y, yaw
+
+
 def integrate_arcs(ds: npt.ArrayLike, dpsi: npt.ArrayLike, q: npt.ArrayLike | None = None, *,
                    x0: float = 0.0, y0: float = 0.0, yaw0: float = 0.0,
                    p0: npt.ArrayLike | None = None
@@ -190,14 +215,10 @@ def integrate_arcs(ds: npt.ArrayLike, dpsi: npt.ArrayLike, q: npt.ArrayLike | No
     ds_a = np.asarray(ds, dtype=np.float64).reshape(-1)
     dpsi_a = np.asarray(dpsi, dtype=np.float64).reshape(-1)
     n = ds_a.size
-    yaw = yaw0 + np.concatenate([[0.0], np.cumsum(dpsi_a)])
+    x, y, yaw = arc_poses(ds_a, dpsi_a, x0, y0, yaw0)
     mid = yaw[:-1] + 0.5 * dpsi_a
     s, s_prime = _sinc_half(dpsi_a)
     cos_m, sin_m = np.cos(mid), np.sin(mid)
-    dx = ds_a * s * cos_m
-    dy = ds_a * s * sin_m
-    x = x0 + np.concatenate([[0.0], np.cumsum(dx)])
-    y = y0 + np.concatenate([[0.0], np.cumsum(dy)])
 
     # Per-step noise N_k = G_k Q_k G_k^T, G = d(x, y, psi)/d(ds, dpsi) of the exact arc step.
     g = np.zeros((n, 3, 2))

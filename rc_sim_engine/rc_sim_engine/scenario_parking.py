@@ -100,16 +100,9 @@ def _kinematic_rollout(params: Any, profiles: Sequence[Any], start: tuple[float,
     cmds = [p.commands(t) for p in profiles]
     v = np.stack([c[0] for c in cmds])
     k = np.tan(np.stack([c[1] for c in cmds])) / params.geometry.wheelbase
-    dpsi = v * k * dt
-    yaw = start[2] + np.concatenate([np.zeros((len(profiles), 1)), np.cumsum(dpsi, axis=1)],
-                                    axis=1)
-    mid = yaw[:, :-1] + 0.5 * dpsi  # exact chord of the arc: |chord| = 2 sin(dpsi/2)/k ~ v dt
-    chord = v * dt * np.sinc(dpsi / (2 * np.pi))
-    x = start[0] + np.concatenate([np.zeros((len(profiles), 1)),
-                                   np.cumsum(chord * np.cos(mid), axis=1)], axis=1)
-    y = start[1] + np.concatenate([np.zeros((len(profiles), 1)),
-                                   np.cumsum(chord * np.sin(mid), axis=1)], axis=1)
-    return x, y, yaw
+    from rc_sim_control.odometry import arc_poses
+
+    return arc_poses(v * dt, v * k * dt, *start)
 
 
 def plan_parking(params: Any, config: ParkingConfig, world: Any,

@@ -56,10 +56,9 @@ def predicted_path(seq: Any, params: VehicleParams, dt: float = 0.02, *,
     mapped = map_sequence(t, v_cmd, w_cmd, MapperConfig.from_vehicle(params, mode=seq.mode))
     v = np.asarray(mapped.wheel_speed) * params.geometry.wheel_radius
     yaw_rate = v * np.tan(np.asarray(mapped.steering_angle)) / params.geometry.wheelbase
-    yaw = np.concatenate([[0.0], np.cumsum(yaw_rate[:-1] * dt)])
-    x = np.concatenate([[0.0], np.cumsum(v[:-1] * np.cos(yaw[:-1]) * dt)])
-    y = np.concatenate([[0.0], np.cumsum(v[:-1] * np.sin(yaw[:-1]) * dt)])
-    return x, y, yaw
+    from rc_sim_control.odometry import arc_poses
+
+    return arc_poses(v[:-1] * dt, yaw_rate[:-1] * dt)
 
 
 def path_extent(seq: Any, params: VehicleParams) -> tuple[float, float]:
