@@ -25,13 +25,33 @@ from numpy.typing import NDArray
 from rc_sim_engine.multicar import car_contacts_kernel, footprint_centers
 from rc_sim_engine.state import VX, VY, WHEEL_INTEGRAL, WHEEL_SPEED, YAW, YAW_RATE, X, Y
 
-__all__ = ['KIND_CAR', 'car_pass', 'closest_gap', 'respond_car', 'world_velocities']
+__all__ = ['KIND_CAR', 'car_pass', 'closest_gap', 'push_out', 'respond_car', 'world_velocities']
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 
 #: Event kind of a car-to-car contact (after the world's box 0, disc 1, ring 2).
 KIND_CAR = 3
+
+
+@njit(cache=True, nogil=True, error_model='numpy', inline='always')
+def push_out(x: F64, lr: float, bx: float, by: float, byaw: float, response: int) -> bool:
+    """Common part of every collision response (walls and cars): unless ``response`` is 2
+    (ignore), move base_link to (bx, by, byaw); for 0 (stop) also zero the velocities. True when
+    the caller still has to apply its bounce."""
+    if response == 2:
+        return False
+    x[X] = bx + lr * math.cos(byaw)
+    x[Y] = by + lr * math.sin(byaw)
+    x[YAW] = byaw
+    if response == 0:
+        x[VX] = 0.0
+        x[VY] = 0.0
+        x[YAW_RATE] = 0.0
+        x[WHEEL_SPEED] = 0.0
+        x[WHEEL_INTEGRAL] = 0.0
+        return False
+    return True
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
@@ -102,17 +122,7 @@ def respond_car(x: F64, lr: float, radius: float, bx: float, by: float, byaw: fl
     """Response of car ``i`` (state ``x``) to its contact with car ``j``: base_link moved to
     (bx, by) (0 stop, 1 bounce; 2 ignore does nothing), then velocities zeroed (stop) or the
     two-body impulse along the normal ``n`` (from j to i) applied (bounce)."""
-    if response == 2:
-        return
-    x[X] = bx + lr * math.cos(byaw)
-    x[Y] = by + lr * math.sin(byaw)
-    x[YAW] = byaw
-    if response == 0:
-        x[VX] = 0.0
-        x[VY] = 0.0
-        x[YAW_RATE] = 0.0
-        x[WHEEL_SPEED] = 0.0
-        x[WHEEL_INTEGRAL] = 0.0
+    if not push_out(x, lr, bx, by, byaw, response):
         return
     vn = (vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
     if vn < 0.0:

@@ -35,14 +35,13 @@ from numpy.typing import NDArray
 
 from rc_sim_engine._kernels import advance
 from rc_sim_engine.collision import _deepest_kernel, clearance_trig
-from rc_sim_engine.loop_cars import KIND_CAR, car_pass, respond_car, world_velocities
+from rc_sim_engine.loop_cars import KIND_CAR, car_pass, push_out, respond_car, world_velocities
 from rc_sim_engine.multicar import footprint_centers, overlay_cars_kernel
 from rc_sim_engine.raycast import _cast_kernel, _limit_kernel
 from rc_sim_engine.state import (
     DUTY,
     VX,
     VY,
-    WHEEL_INTEGRAL,
     WHEEL_SPEED,
     YAW,
     YAW_RATE,
@@ -223,17 +222,7 @@ def _respond(x: F64, lr: float, radius: float, bx: float, by: float, byaw: float
              ny: float, response: int, restitution: float) -> None:
     """Collision response of one car: 0 stop (push out, zero the velocities), 1 bounce (push
     out, reflect the normal CG velocity with ``restitution``), 2 ignore."""
-    if response == 2:
-        return
-    x[X] = bx + lr * math.cos(byaw)
-    x[Y] = by + lr * math.sin(byaw)
-    x[YAW] = byaw
-    if response == 0:
-        x[VX] = 0.0
-        x[VY] = 0.0
-        x[YAW_RATE] = 0.0
-        x[WHEEL_SPEED] = 0.0
-        x[WHEEL_INTEGRAL] = 0.0
+    if not push_out(x, lr, bx, by, byaw, response):
         return
     c = math.cos(byaw)
     sn = math.sin(byaw)
