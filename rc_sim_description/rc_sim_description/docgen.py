@@ -127,6 +127,7 @@ RANGE_BASIS: dict[str, str] = {
     'throttle_time_constant': 'ESC and motor current lags of milliseconds',
     'command_latency': 'radio, ESC and servo delays are tens of milliseconds',
     'tyre_model': 'a choice', 'servo_model': 'a choice', 'drive_model': 'a choice',
+    'driven_axles': 'a choice',
     'cornering_stiffness_front': 'about 0.6 N/rad on the 1:43 car to thousands on a 1:5 car; '
                                  'with the inertias it sets the stiffest chassis mode '
                                  '(cross-field check)',

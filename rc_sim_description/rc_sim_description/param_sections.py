@@ -19,6 +19,7 @@ from rc_sim_description.param_schema import param as _p
 from rc_sim_description.yamlio import did_you_mean
 
 __all__ = [
+    'DRIVEN_AXLES',
     'DRIVE_MODELS',
     'SECTIONS',
     'SERVO_MODELS',
@@ -44,6 +45,8 @@ SERVO_MODELS = ('pd_joint', 'first_order', 'second_order')
 #: Rear drive models (``drive.drive_model``): the gz JointController wheel PID, a speed-loop ESC
 #: (first-order wheel-speed lag with acceleration/braking limits), an ESC + DC motor (duty).
 DRIVE_MODELS = ('pd_joint', 'first_order', 'throttle')
+#: Driven axles (``drive.driven_axles``): the rear wheels, or both axles locked together.
+DRIVEN_AXLES = ('rear', 'both_locked')
 
 # --------------------------------------------------------------------------- valid ranges
 # Generous bounds for any real 1:5 to 1:43 RC car (reasons: docs/limits.md, section "Vehicle and
@@ -196,6 +199,12 @@ class DriveParams:
         '-', 'Rear drive: pd_joint (the wheel PID above, as gz simulates it), first_order '
         '(speed-loop ESC: first-order wheel-speed lag with acceleration and braking limits) or '
         'throttle (ESC + DC motor driven by a duty in [-1, 1]).', None, one_of(DRIVE_MODELS))
+    driven_axles: str = _p(
+        '-', 'rear, or both_locked: front and rear wheels turn at the same speed (a locked '
+        'centre: spool or belt, the usual 1:10 touring-car layout), so in a turn the front '
+        'wheels brake and the rear ones push (engine single_track, slip-driven drives; the '
+        'pd_joint wheel loop counts the rear reaction only; gz drives the rear wheels).', None,
+        one_of(DRIVEN_AXLES))
     effective_wheel_radius: float | None = _p(
         'm', 'Effective rolling radius R (speed = R omega when rolling without slip); null: '
         'wheel_radius. Engine slip and kinematics and the gz collision cylinders use it; '

@@ -20,7 +20,9 @@ with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pa
 tyre relaxation length sigma > 0 the axle's force takes the transient slip angle alpha' (state
 ALPHA_FRONT / ALPHA_REAR) instead, ``d(alpha')/dt = lambda (alpha - alpha')``, ``lambda =
 min(max(|v_x|, V_EPS) / sigma, RELAX_RATE_MAX)`` (Pacejka, *Tire and Vehicle Dynamics* 2012, 7.2,
-first-order transient model with the atan2 slip angle). Axle loads
+first-order transient model with the atan2 slip angle). With both axles locked together
+(``drive.driven_axles: both_locked``) the front axle adds ``Fx_f = Fz_f MF_long(kappa_f)`` along
+its wheel, ``kappa_f = (R omega - v_fx) / max(|v_fx|, V_EPS)``. Axle loads
 are static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h
 / L`` (ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the
 kinematic one, above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no
@@ -46,6 +48,7 @@ from rc_sim_description.errors import ConfigError
 from rc_sim_engine.drive_models import dead_band_duty, throttle_force
 from rc_sim_engine.four_wheel_steering import rear_contact_speed, velocity_rates_4ws
 from rc_sim_engine.packed import (
+    P_AWD,
     P_CF,
     P_CM1,
     P_CM2,
@@ -205,10 +208,12 @@ def relaxation_rate(v_long: float, sigma: float) -> float:
 @njit(cache=True, error_model='numpy', inline='always')
 def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
                         omega: float, alf: float, alr: float, p: NDArray[np.float64]
-                        ) -> tuple[float, float, float, float, float]:
-    """(Fy_front, Fy_rear, Fx_rear, d(alpha'_front)/dt, d(alpha'_rear)/dt) of the dynamic single
-    track [N, rad/s]; ``alf, alr`` are the transient slip angles, used where the relaxation
-    length is > 0 (else the geometric angles, and their rate is 0)."""
+                        ) -> tuple[float, float, float, float, float, float]:
+    """(Fy_front, Fy_rear, Fx_rear, Fx_front, d(alpha'_front)/dt, d(alpha'_rear)/dt) of the
+    dynamic single track [N, rad/s]; ``alf, alr`` are the transient slip angles, used where the
+    relaxation length is > 0 (else the geometric angles, and their rate is 0). Fx_front (along
+    the front wheel) is 0 but with both axles locked to ``omega`` and a slip-driven drive:
+    ``Fz_f MF_long((R omega - v_fx) / max(|v_fx|, V_EPS))``."""
     fz_f, fz_r = p[P_FZ_FRONT], p[P_FZ_REAR]
     fx_r = rear_drive_force(vx, omega, p, fz_r)
     cf, cr = p[P_CF], p[P_CR]
@@ -218,6 +223,10 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
     alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
+    fx_f = 0.0
+    if p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] < 1.5:
+        kappa_f = (p[P_R] * omega - v_fx) / max(abs(v_fx), V_EPS)
+        fx_f = fz_f * mf_shape(kappa_f, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
     dalf = dalr = 0.0
     if p[P_SIGMA_F] > 0.0:
         dalf = relaxation_rate(v_fx, p[P_SIGMA_F]) * (alpha_f - alf)
@@ -230,7 +239,7 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     B, C, D, E = p[P_LAT_B], p[P_LAT_C], p[P_LAT_D], p[P_LAT_E]
     fy_f = lateral_force(tyre, alpha_f, cf, mu, fz_f, B, C, D, E)
     fy_r = lateral_force(tyre, alpha_r, cr, mu, fz_r, B, C, D, E)
-    return fy_f, fy_r, fx_r, dalf, dalr
+    return fy_f, fy_r, fx_r, fx_f, dalf, dalr
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -240,16 +249,19 @@ def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_del
     """(dvx, dvy, dr, d(alpha'_f), d(alpha'_r)): dynamic single track blended with the kinematic
     one at low |vx| (the transient slip angles follow theirs at every speed)."""
     w = blend_weight(vx)
-    fy_f, fy_r, fx_r, dalf, dalr = single_track_forces(vx, vy, r, cos_delta, sin_delta, omega,
-                                                       alf, alr, p)
+    fy_f, fy_r, fx_r, fx_f, dalf, dalr = single_track_forces(vx, vy, r, cos_delta, sin_delta,
+                                                             omega, alf, alr, p)
     dvx = dvy = dr = 0.0
     if w > 0.0:
         m = p[P_M]
-        dvx = w * ((fx_r - fy_f * sin_delta) / m + vy * r)
-        dvy = w * ((fy_r + fy_f * cos_delta) / m - vx * r)
-        dr = w * (p[P_LF] * fy_f * cos_delta - p[P_LR] * fy_r) / p[P_IZ]
+        # front axle force in the body frame: lateral Fy_f and drive Fx_f along the wheel
+        fxb_f = fx_f * cos_delta - fy_f * sin_delta
+        fyb_f = fy_f * cos_delta + fx_f * sin_delta
+        dvx = w * ((fx_r + fxb_f) / m + vy * r)
+        dvy = w * ((fy_r + fyb_f) / m - vx * r)
+        dr = w * (p[P_LF] * fyb_f - p[P_LR] * fy_r) / p[P_IZ]
     if w < 1.0:
-        kx, ky, kr = kinematic_rates(vx, vy, r, tan_delta, fx_r, p)
+        kx, ky, kr = kinematic_rates(vx, vy, r, tan_delta, fx_r + fx_f, p)
         dvx += (1.0 - w) * kx
         dvy += (1.0 - w) * ky
         dr += (1.0 - w) * kr

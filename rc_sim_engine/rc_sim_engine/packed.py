@@ -45,7 +45,9 @@ P_REAR_STEER = 51
 (P_SIGMA_F, P_SIGMA_R) = range(84, 86)
 #: Steering linkage map u + q u^2 + c u^3 of angle commands (steering.steering_linkage_*).
 (P_LINK_Q, P_LINK_C) = range(86, 88)
-N_PARAM = 88
+#: 1: front and rear axles locked together (drive.driven_axles both_locked), 0: rear drive.
+P_AWD = 88
+N_PARAM = 89
 
 #: steering.servo_model -> kernel id.
 SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
@@ -180,6 +182,7 @@ def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_i
     row[P_TANH_K_RIGHT] = np.tanh(s.steering_curvature_right)
     radius = p.effective_wheel_radius
     row[P_DRIVE_MODEL] = DRIVE_MODEL_IDS[d.drive_model]
+    row[P_AWD] = float(d.driven_axles == 'both_locked')
     row[P_DRIVE_TAU] = d.drive_time_constant
     row[P_DRIVE_DECAY] = np.exp(-h / d.drive_time_constant)
     row[P_DRIVE_ACC] = d.max_acceleration / radius

@@ -334,7 +334,12 @@ class RefCar(ABC):
         if yaw_inertia:  # box estimate m (L^2 + W^2) / 12, as teams do without a pendulum
             estimate = m['mass'] * (m['wheelbase'] ** 2 + m['track_width'] ** 2) / 12.0
             lines.append(f'  yaw_inertia: {estimate:.5f}')
+        lines += self.known_layout()
         return '\n'.join(lines) + '\n'
+
+    def known_layout(self) -> list[str]:
+        """Override lines a team knows by looking at its car (e.g. the drivetrain)."""
+        return []
 
     def parameter_table(self) -> dict[str, Any]:
         """The drawn values with their documented ranges (for reports)."""

@@ -110,6 +110,10 @@ class AwdRelaxCar(RefCar):
                     fy / m - vx * r, mz / Iz, dhorn, domega, dalf, dalr, (fx / m - axf) / tau_z]
         return deriv
 
+    def known_layout(self) -> list[str]:
+        """A four-wheel-drive car with a locked centre: its team knows it."""
+        return ['drive:', '  driven_axles: both_locked']
+
     def _initial_state(self, x: float, y: float, yaw: float) -> list[float]:
         return [x + self.lr * math.cos(yaw), y + self.lr * math.sin(yaw), yaw,
                 0.0, 0.0, 0.0, self.params['steering_trim'], 0.0, 0.0, 0.0, 0.0]
