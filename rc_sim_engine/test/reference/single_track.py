@@ -334,7 +334,8 @@ def initial_state(p: RefParams, vx: FloatArray | float, delta: FloatArray | floa
     z[VX] = vx
     z[DELTA] = delta
     z[OMEGA] = vx / np.reshape(p.radius, -1)
-    alpha_f, alpha_r, _ = slip_angles(*(z[k][:, None] for k in (VX, VY, R, DELTA)), p)
+    alpha_f, alpha_r, _ = slip_angles(z[VX][:, None], z[VY][:, None], z[R][:, None],
+                                      z[DELTA][:, None], p)
     z[ALPHA_F], z[ALPHA_R] = alpha_f[:, 0], alpha_r[:, 0]
     return z
 
@@ -450,7 +451,7 @@ def steady_state(p: RefParams, delta: float, omega_cmd: float,
     if np.max(np.abs(residual(res.x))) > 1e-10:  # 'xtol too small' at machine precision is fine
         raise RuntimeError(f'steady state not found: {res.message}')
     z = state(res.x)
-    f = forces(*(z[k] for k in (VX, VY, R, DELTA, OMEGA)), p)
+    f = forces(z[VX], z[VY], z[R], z[DELTA], z[OMEGA], p)
     z[ALPHA_F], z[ALPHA_R] = (z[k] if k in relaxed else a
                               for k, a in ((ALPHA_F, f.alpha_front), (ALPHA_R, f.alpha_rear)))
     return {q: float(z[FIELDS.index(q), 0]) for q in ('vx', 'vy', 'yaw_rate', 'wheel_speed',

@@ -228,8 +228,8 @@ def test_below_the_blend_speed_alpha_relaxes_exponentially_with_the_speed_floor(
     vx, delta = z0[st.VX], z0[st.DELTA]
     z0[st.R] = vx * np.tan(delta) / p.wheelbase  # on the kinematic constraint: stationary
     z0[st.VY] = p.lr * z0[st.R]
-    alpha_f, alpha_r, _ = st.slip_angles(*(z0[k][:, None] for k in (st.VX, st.VY, st.R, st.DELTA)),
-                                         pp)
+    alpha_f, alpha_r, _ = st.slip_angles(z0[st.VX][:, None], z0[st.VY][:, None],
+                                         z0[st.R][:, None], z0[st.DELTA][:, None], pp)
     assert np.max(np.abs(alpha_f)) < 1e-15 and np.max(np.abs(alpha_r)) < 1e-15
     offset = np.array([[0.05], [-0.03]])
     z0[[st.ALPHA_F, st.ALPHA_R]] = offset
