@@ -53,13 +53,13 @@ def _rcsim(argv: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def map_line(cal: Any, s_range: float = 0.5) -> tuple[float, float]:
-    """(gain, trim) of the least-squares line through a normalised steering map over
-    [-s_range, s_range] (the reference cars' definition)."""
-    from rc_sim_calibration.predict import normalised_map
+def map_line(cal: Any, kind: str, s_range: float) -> tuple[float, float]:
+    """(gain, trim) of the least-squares line through the calibrated steering map (command kind
+    ``kind``) over [-s_range, s_range] (the reference cars' definition)."""
+    from rc_sim_calibration.predict import steering_targets
 
     s = np.linspace(-s_range, s_range, 401)
-    gain, trim = np.polyfit(s, normalised_map(s, cal), 1)
+    gain, trim = np.polyfit(s, steering_targets(s, cal, kind), 1)
     return float(gain), float(trim)
 
 
@@ -107,9 +107,9 @@ def evaluate_car(name: str, seed: int, root: Path) -> dict[str, Any]:
     if p is not None:
         row['latency_err'] = p.timing.command_latency - truth['command_latency']
         if truth['default_interface'] == 'normalised_throttle':
-            g, t = map_line(p)
+            g, t = map_line(p, 'normalised', 0.5)
         else:
-            g, t = p.steering.steering_gain, p.steering.steering_offset
+            g, t = map_line(p, 'angle', truth['steering_fit_range'])
         row['gain_err'] = g / truth['steering_gain'] - 1.0
         row['trim_err'] = t - truth['steering_offset']
         row['radius_err'] = (p.effective_wheel_radius / truth['effective_rolling_radius'] - 1.0

@@ -273,7 +273,7 @@ def fit_command(args: argparse.Namespace) -> int:
         print('note: no validation bags (give --validate BAG or >= 3 training bags): the fit '
               'is judged on held-out windows of the training bags', file=sys.stderr)
     n_cand = 1 if not settings.free_auto else \
-        len(settings.servo_models) * len(settings.delay_options)
+        len(settings.servo_models) * len(settings.delay_options) * len(settings.relax_options)
     total = settings.budget + (settings.stage_budget * n_cand if n_cand > 1 else 0) + \
         (settings.polish_max_nfev * 20 if settings.polish else 0)
     with progress('fitting', total) as bar:

@@ -43,6 +43,7 @@ from rc_sim_calibration.staged import StageResult, default_inertia_scaled, initi
 from rc_sim_calibration.structures import (
     Candidate,
     CandidateScore,
+    StructureKey,
     candidates,
     choose,
     holdout_mask,
@@ -244,13 +245,12 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         if all(c.structure.get('command_latency') == 0.0 for c in cands) else None
     rng = np.random.default_rng(settings.seed)
     scores: list[CandidateScore] = []
-    done: dict[tuple[str, bool], dict[str, float]] = {}
+    done: dict[StructureKey, dict[str, float]] = {}
     several = len(cands) > 1 and settings.stage_budget > 0
 
     def score(i: int, cand: Candidate, problem: Problem, u: Array) -> CandidateScore:
         values = problem.to_values(u)
-        done[(cand.structure.get('servo_model', ''),
-              cand.structure.get('command_latency') != 0.0)] = dict(zip(problem.names, values))
+        done[cand.key] = dict(zip(problem.names, values))
         sel_cost = float(problem.cost_of(values[None], sel_win, settings.cost,
                                          with_prior=False)[0]) \
             if len(cands) > 1 else math.nan

@@ -137,9 +137,9 @@ def steering_targets(commands: Array, p: VehicleParams, kind: str) -> Array:
     """Servo targets [rad] of steering commands (any shape) for one parameter set."""
     if kind == 'normalised':
         return normalised_map(commands, p)
-    st = p.steering
-    lim = st.max_steering_angle
-    return np.asarray(np.clip(st.steering_gain * commands + st.steering_offset, -lim, lim))
+    from rc_sim_engine.actuators import trim_steering
+
+    return trim_steering(commands, p)
 
 
 def _servo_preroll(targets: Array, params: Sequence[VehicleParams], w: int, dt: float) -> Array:

@@ -58,7 +58,7 @@ PHYSICAL_LOWER = {
     'command_latency': 0.0, 'throttle_dead_band': 0.0, 'steering_dead_band': 0.0,
     'steering_backlash': 0.0, 'drag_coefficient': 0.0, 'steering_curvature_left': 0.0,
     'steering_curvature_right': 0.0, 'viscous_resistance': 0.0, 'rolling_resistance': 0.0,
-    'motor_back_emf_gain': 0.0,
+    'motor_back_emf_gain': 0.0, 'relaxation_length_front': 0.0, 'relaxation_length_rear': 0.0,
 }
 SERVO_MODELS = ('first_order', 'second_order')
 
@@ -93,6 +93,7 @@ class FitSettings:
     free_auto: bool = False
     servo_models: tuple[str, ...] = SERVO_MODELS
     delay_options: tuple[bool, ...] = (True,)
+    relax_options: tuple[bool, ...] = (False,)
     holdout_every: int = 3
     worse_tolerance: float = 0.02
     stage_budget: int = 300
@@ -264,7 +265,8 @@ def _tyre_model(value: Any, where: str) -> str | None:
 
 
 def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """structures: {servo: [...], delay: [...], holdout_every}, verdict: {worse_tolerance},
+    """structures: {servo: [...], delay: [...], tyre_relaxation: [...], holdout_every},
+    verdict: {worse_tolerance},
     optimizer.stage_budget."""
     st = data.get('structures') or {}
     servo = st.get('servo', list(SERVO_MODELS))
@@ -278,6 +280,12 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(delay, list) or not delay or not all(isinstance(d, bool) for d in delay):
         raise CalibrationError(f'{where}: structures.delay: a list of true (fit a transport '
                                'delay) and/or false (none)')
+    relax = st.get('tyre_relaxation', [False])
+    if isinstance(relax, bool):
+        relax = [relax]
+    if not isinstance(relax, list) or not relax or not all(isinstance(r, bool) for r in relax):
+        raise CalibrationError(f'{where}: structures.tyre_relaxation: a list of false '
+                               '(instantaneous tyres) and/or true (fitted relaxation lengths)')
     every = _get({'holdout_every': st.get('holdout_every', 3)}, 'holdout_every', int,
                  f'{where}: structures')
     if every < 2:
@@ -297,7 +305,8 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise CalibrationError(f'{where}: structures.parsimony: must be in [0, 1), got '
                                f'{parsimony}')
     return {'servo_models': tuple(dict.fromkeys(servo)), 'delay_options':
-            tuple(dict.fromkeys(delay)), 'holdout_every': every, 'worse_tolerance': tol,
+            tuple(dict.fromkeys(delay)), 'relax_options': tuple(dict.fromkeys(relax)),
+            'holdout_every': every, 'worse_tolerance': tol,
             'stage_budget': stage, 'parsimony': parsimony}
 
 

@@ -2,8 +2,9 @@
 choice among them on held-out windows (a parsimony rule).
 
 Candidates (``free: auto``): servo first or second order, each with a fitted transport delay
-(or also none with ``structures.delay: [true, false]``), with the drive the commands need (a
-speed-loop ESC for speed commands, the ESC + DC motor model for a throttle). Each starts from
+(or also none with ``structures.delay: [true, false]``), each with instantaneous tyres and with
+fitted tyre relaxation lengths (``structures.tyre_relaxation``), with the drive the commands need
+(a speed-loop ESC for speed commands, the ESC + DC motor model for a throttle). Each starts from
 the staged identification and, when one was fitted, from a related candidate's values.
 """
 
@@ -21,10 +22,14 @@ from rc_sim_calibration.staged import StageResult
 from rc_sim_calibration.windows import FitWindows
 from rc_sim_description.params import VehicleParams
 
-__all__ = ['Candidate', 'CandidateScore', 'candidates', 'choose', 'holdout_mask',
-           'stage_start', 'warm_start']
+__all__ = ['RELAX_NAMES', 'Candidate', 'CandidateScore', 'StructureKey', 'candidates', 'choose',
+           'holdout_mask', 'relaxation_start', 'stage_start', 'structure_key', 'warm_start']
 
 Array = np.ndarray
+#: the tyre relaxation lengths a relaxed candidate fits
+RELAX_NAMES = ('relaxation_length_front', 'relaxation_length_rear')
+#: (servo model, fitted delay, tyre relaxation) of a candidate
+StructureKey = tuple[str, bool, bool]
 
 
 @dataclass(frozen=True)
@@ -35,13 +40,25 @@ class Candidate:
     structure: dict[str, Any]
     names: tuple[str, ...]
 
+    @property
+    def key(self) -> StructureKey:
+        """(servo model, fitted delay, tyre relaxation)."""
+        return structure_key(self.structure)
+
+
+def structure_key(structure: dict[str, Any]) -> StructureKey:
+    """(servo model, fitted delay, tyre relaxation) of a candidate's structure keys."""
+    return (structure.get('servo_model', ''), structure.get('command_latency') != 0.0,
+            structure.get('relaxation_length_front', 0.0) > 0.0)
+
 
 def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool,
-               tyre_model: str) -> tuple[str, ...]:
+               tyre_model: str, relax: bool) -> tuple[str, ...]:
     steer_kind, drive_kind = kinds
     names = ['steering_offset']
     names += (['steering_gain_left', 'steering_gain_right', 'steering_curvature_left',
-               'steering_curvature_right'] if steer_kind == 'normalised' else ['steering_gain'])
+               'steering_curvature_right'] if steer_kind == 'normalised' else
+              ['steering_gain', 'steering_linkage_quadratic', 'steering_linkage_cubic'])
     names += ['servo_time_constant'] if servo == 'first_order' else \
         ['servo_natural_frequency', 'servo_damping_ratio']
     names += ['max_steering_rate', 'steering_backlash']
@@ -52,6 +69,8 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
               'cg_height']
     if tyre_model == 'fiala':
         names.append('mu2')                          # lateral friction: where the tyres saturate
+    if relax:
+        names += list(RELAX_NAMES)
     if drive_kind == 'throttle':
         names += ['motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
                   'viscous_resistance', 'drag_coefficient', 'throttle_dead_band',
@@ -74,35 +93,49 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
         return [Candidate('as given', {}, names)]
     drive = 'throttle' if kinds[1] == 'throttle' else 'first_order'
     tyres = settings.tyre_model or base.tyres.tyre_model
+    sigma0 = relaxation_start(base)
     out = []
-    for delay in settings.delay_options:           # delayed ones first: they warm-start the rest
-        for servo in settings.servo_models:
-            structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive,
-                                         'tyre_model': tyres}
-            if not delay:
-                structure['command_latency'] = 0.0
-            label = f'servo {servo.replace("_", "-")}, {"delay" if delay else "no delay"}, ' \
-                f'drive {"throttle" if drive == "throttle" else "speed-loop ESC"}'
-            out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset,
-                                                              tyres)))
+    for relax in settings.relax_options:           # instantaneous first: they warm-start the rest
+        for delay in settings.delay_options:       # delayed ones first: they warm-start the rest
+            for servo in settings.servo_models:
+                structure: dict[str, Any] = {'servo_model': servo, 'drive_model': drive,
+                                             'tyre_model': tyres}
+                if not delay:
+                    structure['command_latency'] = 0.0
+                for name in RELAX_NAMES:
+                    structure[name] = sigma0 if relax else 0.0
+                label = f'servo {servo.replace("_", "-")}, {"delay" if delay else "no delay"}, ' \
+                    f'drive {"throttle" if drive == "throttle" else "speed-loop ESC"}' + \
+                    (', tyre relaxation' if relax else '')
+                out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset,
+                                                                  tyres, relax)))
     return out
 
 
-def warm_start(cand: Candidate, done: dict[tuple[str, bool], dict[str, float]]
-                ) -> dict[str, float] | None:
+def relaxation_start(base: VehicleParams) -> float:
+    """Start value [m] of the fitted relaxation lengths: the base's front one when set, else
+    the wheel radius (car tyres relax over about one radius to a diameter; Pacejka 2012, 7.2)."""
+    sigma = base.tyres.relaxation_length_front
+    return sigma if sigma > 0.0 else base.geometry.wheel_radius
+
+
+def warm_start(cand: Candidate, done: dict[StructureKey, dict[str, float]]
+               ) -> dict[str, float] | None:
     """Start values of a candidate from a fitted related one (every other value carried over):
+    a relaxed structure from its instantaneous twin (the relaxation lengths from the base);
     the second-order servo from the first-order one with the same mean delay (2 zeta / wn =
     tau, zeta 0.7); a structure without delay from its delayed twin, the delay added to the
     servo's mean lag. None when no related candidate was fitted yet."""
-    servo = cand.structure.get('servo_model', '')
-    delay = cand.structure.get('command_latency') != 0.0
-    if delay and servo == 'second_order' and ('first_order', True) in done:
-        start = dict(done[('first_order', True)])
+    servo, delay, relax = cand.key
+    if relax and (servo, delay, False) in done:
+        return dict(done[(servo, delay, False)])
+    if delay and servo == 'second_order' and ('first_order', True, relax) in done:
+        start = dict(done[('first_order', True, relax)])
         tau = start.pop('servo_time_constant', 0.05)
         return {**start, 'servo_damping_ratio': 0.7,
                 'servo_natural_frequency': 1.4 / max(tau, 0.005)}
-    if not delay and (servo, True) in done:
-        start = dict(done[(servo, True)])
+    if not delay and (servo, True, relax) in done:
+        start = dict(done[(servo, True, relax)])
         lat = start.pop('command_latency', 0.0)
         if servo == 'first_order':
             start['servo_time_constant'] = start.get('servo_time_constant', 0.05) + lat

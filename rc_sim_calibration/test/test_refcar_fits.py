@@ -89,12 +89,11 @@ def _params(f):
 
 
 #: (car, check) pairs that miss their bound at seed 0, with the measured value (docs/calibration.md,
-#: sections 6 and 9: structures the engine does not have). Not strict: the fitted delay of these
-#: two cars moved by 17 ms when the engine's gravity changed by 0.03 % (the least-squares search
-#: ends in one of several near-equal optima), so a different floating-point path may land inside
-#: the bound; pytest then reports XPASS, and the entry should go.
-KNOWN_MISSES = {('awd_relax', 'ratio'): 'chirp ratio 0.43 (relaxation-length tyres)',
-                ('dc_double_track', 'latency'): '+20 ms (under-damped servo with backlash)'}
+#: sections 6 and 9: structures the engine does not have). Not strict: the least-squares search
+#: ends in one of several near-equal optima (a 0.03 % gravity change once moved a fitted delay by
+#: 17 ms), so a different floating-point path may land inside the bound; pytest then reports
+#: XPASS, and the entry should go.
+KNOWN_MISSES = {('awd_relax', 'ratio'): 'chirp ratio 0.48 (soft rate-limited servo, AWD spool)'}
 
 
 def _known_miss(request, fitted, check: str) -> None:
@@ -117,14 +116,15 @@ def test_command_latency(fitted, request):
 
 
 def test_steering_gain_and_trim(fitted):
-    p, truth = _params(fitted), fitted['truth']
-    if truth['default_interface'] == 'normalised_throttle':  # the map's line over |s| <= 0.5
-        from rc_sim_calibration.predict import normalised_map
+    from rc_sim_calibration.predict import steering_targets
 
-        s = np.linspace(-0.5, 0.5, 401)
-        gain, trim = np.polyfit(s, normalised_map(s, p), 1)
-    else:
-        gain, trim = p.steering.steering_gain, p.steering.steering_offset
+    p, truth = _params(fitted), fitted['truth']
+    # the truth's definition: the least-squares line of the steady map, normalised commands over
+    # |s| <= 0.5, angles over |cmd| <= steering_fit_range
+    kind, span = (('normalised', 0.5) if truth['default_interface'] == 'normalised_throttle'
+                  else ('angle', truth['steering_fit_range']))
+    s = np.linspace(-span, span, 401)
+    gain, trim = np.polyfit(s, steering_targets(s, p, kind), 1)
     assert gain == pytest.approx(truth['steering_gain'], rel=0.04)
     assert trim == pytest.approx(truth['steering_offset'], abs=0.005)
 

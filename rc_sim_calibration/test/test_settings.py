@@ -24,18 +24,35 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
     s = load_fit_settings()
     assert s.free_auto and s.servo_models == ('first_order', 'second_order')
     assert s.delay_options == (True,)    # a transport delay is always fitted (bound 0)
+    assert s.relax_options == (False,)   # relaxed tyres on request (docs/calibration.md)
     cands = candidates(s, ('angle', 'wheel_speed'), base, fit_offset=False)
     assert len(cands) == 2
     first = cands[0]
     assert 'mu2' in first.names and 'cg_height' in first.names and 'drive_delay' in first.names
     assert first.structure == {'servo_model': 'first_order', 'drive_model': 'first_order',
-                               'tyre_model': 'fiala'}
+                               'tyre_model': 'fiala', 'relaxation_length_front': 0.0,
+                               'relaxation_length_rear': 0.0}
     for name in ('steering_gain', 'steering_offset', 'command_latency', 'servo_time_constant',
-                 'effective_wheel_radius', 'drive_time_constant', 'cornering_stiffness_front'):
+                 'effective_wheel_radius', 'drive_time_constant', 'cornering_stiffness_front',
+                 'steering_linkage_quadratic', 'steering_linkage_cubic'):
         assert name in first.names
+    assert 'relaxation_length_front' not in first.names
+    with_relax = load_fit_settings(overrides={'structures': {'tyre_relaxation': [False, True]}})
+    both = candidates(with_relax, ('angle', 'wheel_speed'), base, fit_offset=False)
+    assert len(both) == 4                # 2 servos x (instantaneous, relaxed tyres)
+    relaxed = both[2]
+    assert relaxed.key == ('first_order', True, True)
+    assert {'relaxation_length_front', 'relaxation_length_rear'} <= set(relaxed.names)
+    assert relaxed.structure['relaxation_length_rear'] == base.geometry.wheel_radius  # start
+    # a relaxed candidate warm-starts from its fitted instantaneous twin
+    from rc_sim_calibration.structures import warm_start
+
+    assert warm_start(relaxed, {('first_order', True, False): {'steering_gain': 1.1}}) == \
+        {'steering_gain': 1.1}
     assert 'mass' not in first.names and 'wheelbase' not in first.names  # measured
     with_none = load_fit_settings(overrides={'structures': {'delay': [True, False]}})
     no_delay = candidates(with_none, ('angle', 'wheel_speed'), base, fit_offset=False)[2]
+    assert no_delay.key == ('first_order', False, False)
     assert 'command_latency' not in no_delay.names   # the delayed ones come first (warm starts)
     assert no_delay.structure['command_latency'] == 0.0
     assert 'servo_natural_frequency' in cands[1].names
@@ -50,7 +67,7 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
                  'throttle_dead_band', 'pose_offset_x', 'pose_offset_yaw'):
         assert name in throttle.names
     assert throttle.structure['drive_model'] == 'throttle' and 'steering_gain' not in \
-        throttle.names
+        throttle.names and 'steering_linkage_cubic' not in throttle.names
 
 
 def test_start_values_are_clipped_into_the_bounds_and_priors_centre_on_the_base(base):
@@ -65,6 +82,7 @@ def test_start_values_are_clipped_into_the_bounds_and_priors_centre_on_the_base(
 def test_structure_settings_are_checked(tmp_path):
     for text, match in (('structures: {servo: [pd_joint]}', 'structures.servo'),
                         ('structures: {delay: [maybe]}', 'structures.delay'),
+                        ('structures: {tyre_relaxation: [1]}', 'structures.tyre_relaxation'),
                         ('structures: {holdout_every: 1}', 'holdout_every'),
                         ('verdict: {worse_tolerance: 2}', 'worse_tolerance')):
         cfg = tmp_path / 'fit.yaml'

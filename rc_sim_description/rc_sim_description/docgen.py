@@ -98,6 +98,9 @@ RANGE_BASIS: dict[str, str] = {
     'rear_steering_ratio': 'counter-phase 4WS up to equal angles',
     'steering_gain': 'a trim near 1 (the calibrator searches 0.6-1.6 of the base value)',
     'steering_offset': 'a trim of a few degrees; also below max_steering_angle',
+    'steering_linkage_quadratic': 'a few percent at full lock on real linkages; the map must '
+                                  'rise over the steering range (cross-field check)',
+    'steering_linkage_cubic': 'as steering_linkage_quadratic',
     'servo_p_gain': _GAINS, 'servo_i_gain': _GAINS, 'servo_d_gain': _GAINS,
     'servo_i_max': _GAINS, 'servo_max_torque': 'hobby servos give 0.1 to 5 N m',
     'servo_time_constant': 'the fastest hobby servos lag about 10 ms',
@@ -128,6 +131,9 @@ RANGE_BASIS: dict[str, str] = {
                                  'with the inertias it sets the stiffest chassis mode '
                                  '(cross-field check)',
     'cornering_stiffness_rear': 'as cornering_stiffness_front',
+    'relaxation_length_front': 'a few cm on 1:10 rubber tyres, about a wheel radius to a '
+                               'diameter on car tyres; 2 m is a lag of a second at 2 m/s',
+    'relaxation_length_rear': 'as relaxation_length_front',
     'pacejka_lateral': 'published RC fits: B 2.5-20, C 1.2-1.9, D 0.5-2; C > 2 reverses the '
                        'force at large slip, E > 1 bends the curve back',
     'pacejka_longitudinal': 'as pacejka_lateral',

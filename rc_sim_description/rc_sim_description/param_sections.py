@@ -128,6 +128,12 @@ class SteeringParams:
                               R(0.1, 10.0))
     steering_offset: float = _p('rad', 'Trim offset added to the commanded angle; its magnitude '
                                 'stays below max_steering_angle.', R(-0.5, 0.5))
+    steering_linkage_quadratic: float = _p(
+        '1/rad', 'Angle commands: the linkage maps the trimmed angle u to the wheels as '
+        'u + q u^2 + c u^3 (q: this key; its third-order expansion; engine only); it must rise '
+        'over +-max_steering_angle.', R(-2.0, 2.0))
+    steering_linkage_cubic: float = _p('1/rad^2', 'Angle commands: c of the linkage map (c < 0: '
+                                       'it softens towards full lock).', R(-5.0, 5.0))
     servo_p_gain: float = _p('N m/rad', 'Hinge position PID proportional gain; pd_joint needs '
                              '> 0.', _GAIN_P)
     servo_i_gain: float = _p('N m/(rad s)', 'Hinge position PID integral gain; pd_joint needs '
@@ -256,6 +262,12 @@ class TyreParams:
                                          R(0.01, 1e5))
     pacejka_lateral: PacejkaCoefficients = _p('-', 'Magic Formula on the slip angle [rad].')
     pacejka_longitudinal: PacejkaCoefficients = _p('-', 'Magic Formula on the slip ratio [-].')
+    relaxation_length_front: float = _p(
+        'm', 'Front lateral relaxation length sigma: the force follows the slip angle with the '
+        'lag sigma / |v_x| (Pacejka 2012, 7.2); 0: instantaneous (engine only, gz has none).',
+        R(0.0, 2.0))
+    relaxation_length_rear: float = _p('m', 'Rear lateral relaxation length; as the front.',
+                                       R(0.0, 2.0))
 
 
 @dataclass(frozen=True)

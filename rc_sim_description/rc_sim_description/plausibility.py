@@ -69,6 +69,14 @@ MAX_TOP_SPEED = 150.0
 MIN_AXLE_LOAD_FRACTION = 0.05
 
 
+
+def linkage_min_slope(q: float, c: float, u_max: float) -> float:
+    """Smallest slope 1 + 2 q u + 3 c u^2 of the steering linkage map over |u| <= u_max."""
+    cands = [-u_max, u_max]
+    if c != 0.0 and abs(q / (3.0 * c)) <= u_max:
+        cands.append(-q / (3.0 * c))
+    return min(1.0 + 2.0 * q * u + 3.0 * c * u * u for u in cands)
+
 def _blend_weight(v: float) -> float:
     lo, hi = ENGINE_BLEND_SPEEDS
     s = (v - lo) / (hi - lo)
@@ -170,6 +178,12 @@ def problems(p: VehicleParams) -> Iterator[tuple[str, str]]:
     for key in ('steering_dead_band', 'steering_backlash'):
         if getattr(st, key) >= st.max_steering_angle:
             yield f'steering.{key}', 'must be below max_steering_angle'
+    slope = linkage_min_slope(st.steering_linkage_quadratic, st.steering_linkage_cubic,
+                              st.max_steering_angle)
+    if slope <= 0.05:
+        yield ('steering.steering_linkage_quadratic',
+               f'with steering_linkage_cubic the linkage map u + q u^2 + c u^3 must rise over '
+               f'+-max_steering_angle (its smallest slope there is {slope:.3g}, needs > 0.05)')
     if st.servo_model == 'pd_joint':
         yield from _servo_problems(p)
     # drive

@@ -18,7 +18,7 @@ from numba import njit, prange
 import numpy as np
 from numpy.typing import NDArray
 
-from rc_sim_engine.actuators import servo_substep, wheel_substep
+from rc_sim_engine.actuators import linkage, servo_substep, wheel_substep
 from rc_sim_engine.drive_models import dead_band_duty, duty_filter, esc_substep, sticks
 from rc_sim_engine.integrators import integrate_chassis
 from rc_sim_engine.models import (
@@ -49,6 +49,8 @@ from rc_sim_engine.packed import (
     P_K_LEFT,
     P_K_RIGHT,
     P_L,
+    P_LINK_C,
+    P_LINK_Q,
     P_LOAD_TRANSFER,
     P_LON_B,
     P_LON_C,
@@ -115,13 +117,13 @@ V_REST = 1e-9
 
 @njit(cache=True, error_model='numpy')
 def servo_target(cmd: float, p: NDArray[np.float64]) -> float:
-    """Saturated steering target: trimmed angle (actuators.trim_steering) or the normalised map
-    (servo_models.steering_map)."""
+    """Saturated steering target: trimmed angle through the linkage (actuators.trim_steering) or
+    the normalised map (servo_models.steering_map)."""
     if p[P_STEER_KIND] > 0.5:
         t = normalised_steering(cmd, p[P_STEER_OFFSET], p[P_GAIN_LEFT], p[P_GAIN_RIGHT],
                                 p[P_K_LEFT], p[P_K_RIGHT], p[P_TANH_K_LEFT], p[P_TANH_K_RIGHT])
     else:
-        t = p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET]
+        t = linkage(p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET], p[P_LINK_Q], p[P_LINK_C])
     lim = p[P_MAX_STEER]
     return max(-lim, min(lim, t))
 

@@ -31,6 +31,7 @@ clip(omega_cmd, +-max_wheel_speed)``. ``command_latency`` is a pure delay of the
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from numba import njit
 import numpy as np
@@ -41,6 +42,7 @@ from rc_sim_description.params import VehicleParams
 __all__ = [
     'expm',
     'latency_steps',
+    'linkage',
     'rear_wheel_inertia',
     'servo_substep',
     'servo_transition',
@@ -63,11 +65,21 @@ def rear_wheel_inertia(p: VehicleParams) -> float:
     return 0.5 * p.mass_properties.wheel_mass * p.geometry.wheel_radius ** 2
 
 
+@njit(cache=True, error_model='numpy', inline='always')
+def linkage(u: float, q: float, c: float) -> float:
+    """Wheel angle ``u + q u^2 + c u^3`` [rad] of the trimmed angle ``u`` (the third-order
+    expansion of a steering linkage's map; Milliken & Milliken, *Race Car Vehicle Dynamics*
+    1995, on steering systems)."""
+    return u + u * u * (q + c * u)
+
+
 def trim_steering(delta_cmd: ArrayLike, p: VehicleParams) -> NDArray[np.float64]:
-    """Servo target ``clip(steering_gain delta_cmd + steering_offset, +-max_steering_angle)``
-    [rad]."""
+    """Servo target ``clip(L(steering_gain delta_cmd + steering_offset), +-max_steering_angle)``
+    [rad], L the linkage map :func:`linkage`."""
     s = p.steering
-    return np.clip(s.steering_gain * np.asarray(delta_cmd, dtype=float) + s.steering_offset,
+    u = s.steering_gain * np.asarray(delta_cmd, dtype=float) + s.steering_offset
+    elementwise = cast(Any, linkage)  # the compiled map also takes arrays
+    return np.clip(elementwise(u, s.steering_linkage_quadratic, s.steering_linkage_cubic),
                    -s.max_steering_angle, s.max_steering_angle)
 
 

@@ -23,6 +23,8 @@ from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model
 from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
 from rc_sim_engine.state import (
+    ALPHA_FRONT,
+    ALPHA_REAR,
     DUTY,
     FRONT_LEFT_WHEEL_ANGLE,
     FRONT_RIGHT_WHEEL_ANGLE,
@@ -177,7 +179,8 @@ class Car:
         return out
 
     def stop(self, mask: ArrayLike) -> None:
-        """Collision 'stop': zero velocities, wheel speed and wheel PID integral in ``mask``.
+        """Collision 'stop': zero velocities, tyre slips, wheel speed and wheel PID integral in
+        ``mask``.
 
         The steering state is kept; commands keep flowing, so a car told to drive on drives on.
         """
@@ -187,6 +190,8 @@ class Car:
         self.state[m, YAW_RATE] = 0.0
         self.state[m, WHEEL_SPEED] = 0.0
         self.state[m, WHEEL_INTEGRAL] = 0.0
+        self.state[m, ALPHA_FRONT] = 0.0
+        self.state[m, ALPHA_REAR] = 0.0
 
     def set_pose(self, mask: ArrayLike, x: ArrayLike, y: ArrayLike, yaw: ArrayLike) -> None:
         """Move the base_link of the cars in ``mask`` to (x, y, yaw) (arrays of mask.sum() or

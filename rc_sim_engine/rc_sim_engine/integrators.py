@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_engine.models import velocity_rates
-from rc_sim_engine.state import VX, VY, YAW, YAW_RATE, X, Y
+from rc_sim_engine.state import ALPHA_FRONT, ALPHA_REAR, VX, VY, YAW, YAW_RATE, X, Y
 
 __all__ = ['INTEGRATORS', 'MAX_SUBSTEP', 'get_integrator', 'integrate_chassis', 'rotate',
            'substeps']
@@ -67,7 +67,8 @@ def rotate(c: float, s: float, angle: float) -> tuple[float, float]:
 def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
                       p: NDArray[np.float64], h: float, cd: float, sd: float,
                       td: float, omega: float) -> None:
-    """Advance the chassis fields of ``x`` in place by ``h`` (steering and wheel speed held).
+    """Advance the chassis fields of ``x`` (pose, body velocities, transient slip angles) in
+    place by ``h`` (steering and wheel speed held).
 
     ``cd, sd, td`` are cos, sin, tan of the held steering angle and ``omega`` the held rear wheel
     speed (the stepper passes their sub-step midpoint values).
@@ -76,19 +77,24 @@ def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
     body velocity rates from :func:`~rc_sim_engine.models.velocity_rates`), written out per stage.
     """
     vx, vy, r, yaw = x[VX], x[VY], x[YAW_RATE], x[YAW]
+    af, ar = x[ALPHA_FRONT], x[ALPHA_REAR]
     c0, s0 = math.cos(yaw), math.sin(yaw)
     if integ_id == 0:
-        ax1, ay1, ar1 = velocity_rates(model_id, vx, vy, r, cd, sd, td, omega, p)
+        ax1, ay1, ar1, kf1, kr1 = velocity_rates(model_id, vx, vy, r, cd, sd, td, omega, af, ar,
+                                                 p)
         hh = 0.5 * h
         vx2, vy2, r2 = vx + hh * ax1, vy + hh * ay1, r + hh * ar1
         c2, s2 = rotate(c0, s0, hh * r)
-        ax2, ay2, ar2 = velocity_rates(model_id, vx2, vy2, r2, cd, sd, td, omega, p)
+        ax2, ay2, ar2, kf2, kr2 = velocity_rates(model_id, vx2, vy2, r2, cd, sd, td, omega,
+                                                 af + hh * kf1, ar + hh * kr1, p)
         vx3, vy3, r3 = vx + hh * ax2, vy + hh * ay2, r + hh * ar2
         c3, s3 = rotate(c0, s0, hh * r2)
-        ax3, ay3, ar3 = velocity_rates(model_id, vx3, vy3, r3, cd, sd, td, omega, p)
+        ax3, ay3, ar3, kf3, kr3 = velocity_rates(model_id, vx3, vy3, r3, cd, sd, td, omega,
+                                                 af + hh * kf2, ar + hh * kr2, p)
         vx4, vy4, r4 = vx + h * ax3, vy + h * ay3, r + h * ar3
         c4, s4 = rotate(c0, s0, h * r3)
-        ax4, ay4, ar4 = velocity_rates(model_id, vx4, vy4, r4, cd, sd, td, omega, p)
+        ax4, ay4, ar4, kf4, kr4 = velocity_rates(model_id, vx4, vy4, r4, cd, sd, td, omega,
+                                                 af + h * kf3, ar + h * kr3, p)
         h6 = h / 6.0
         x[X] += h6 * ((vx * c0 - vy * s0) + 2.0 * (vx2 * c2 - vy2 * s2)
                       + 2.0 * (vx3 * c3 - vy3 * s3) + (vx4 * c4 - vy4 * s4))
@@ -98,10 +104,15 @@ def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
         x[VX] += h6 * (ax1 + 2.0 * ax2 + 2.0 * ax3 + ax4)
         x[VY] += h6 * (ay1 + 2.0 * ay2 + 2.0 * ay3 + ay4)
         x[YAW_RATE] += h6 * (ar1 + 2.0 * ar2 + 2.0 * ar3 + ar4)
+        x[ALPHA_FRONT] += h6 * (kf1 + 2.0 * kf2 + 2.0 * kf3 + kf4)
+        x[ALPHA_REAR] += h6 * (kr1 + 2.0 * kr2 + 2.0 * kr3 + kr4)
     else:
-        ax1, ay1, ar1 = velocity_rates(model_id, vx, vy, r, cd, sd, td, omega, p)
+        ax1, ay1, ar1, kf1, kr1 = velocity_rates(model_id, vx, vy, r, cd, sd, td, omega, af, ar,
+                                                 p)
         vx, vy, r = vx + h * ax1, vy + h * ay1, r + h * ar1
         x[VX], x[VY], x[YAW_RATE] = vx, vy, r
+        x[ALPHA_FRONT] = af + h * kf1   # monotone: the relaxation rate is capped at 1 / h_max
+        x[ALPHA_REAR] = ar + h * kr1
         x[X] += h * (vx * c0 - vy * s0)
         x[Y] += h * (vx * s0 + vy * c0)
         x[YAW] += h * r

@@ -16,7 +16,11 @@ body frame, front wheel free rolling, rear wheel driven by slip::
     m (dvy/dt + vx r) = Fy_r + Fy_f cos(delta)
     Iz dr/dt          = lf Fy_f cos(delta) - lr Fy_r
 
-with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pacejka). Axle loads
+with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pacejka). With a
+tyre relaxation length sigma > 0 the axle's force takes the transient slip angle alpha' (state
+ALPHA_FRONT / ALPHA_REAR) instead, ``d(alpha')/dt = lambda (alpha - alpha')``, ``lambda =
+min(max(|v_x|, V_EPS) / sigma, RELAX_RATE_MAX)`` (Pacejka, *Tire and Vehicle Dynamics* 2012, 7.2,
+first-order transient model with the atan2 slip angle). Axle loads
 are static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h
 / L`` (ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the
 kinematic one, above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no
@@ -72,15 +76,31 @@ from rc_sim_engine.packed import (
     P_MU_LAT,
     P_R,
     P_REAR_STEER,
+    P_SIGMA_F,
+    P_SIGMA_R,
     P_TRACK,
     P_TYRE,
 )
-from rc_sim_engine.state import DUTY, N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.state import (
+    ALPHA_FRONT,
+    ALPHA_REAR,
+    DUTY,
+    N_STATE,
+    STEER,
+    VX,
+    VY,
+    WHEEL_SPEED,
+    YAW,
+    YAW_RATE,
+    X,
+    Y,
+)
 from rc_sim_engine.tyres import lateral_force, mf_shape
 
 __all__ = [
     'KINEMATIC_RELAXATION',
     'MODELS',
+    'RELAX_RATE_MAX',
     'V_BLEND_HIGH',
     'V_BLEND_LOW',
     'V_EPS',
@@ -93,6 +113,8 @@ __all__ = [
     'model_rhs',
     'single_track_forces',
     'single_track_rhs',
+    'slip_angles',
+    'steady_slip_states',
     'velocity_rates',
     'wheel_joint_rates',
 ]
@@ -105,6 +127,9 @@ V_BLEND_HIGH = 1.0
 V_EPS = 0.2
 #: Time constant [s] pulling VY, YAW_RATE onto the kinematic constraint.
 KINEMATIC_RELAXATION = 0.02
+#: Cap [1/s] of the tyre relaxation rate |v_x| / sigma: 1 / (the largest sub-step, 2.5 ms), so
+#: the explicit steps stay monotone (lambda h <= 1); a shorter lag is not visible at that step.
+RELAX_RATE_MAX = 400.0
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -160,12 +185,30 @@ def kinematic_rates(vx: float, vy: float, r: float, tan_delta: float, fx_r: floa
 
 
 @njit(cache=True, error_model='numpy', inline='always')
+def slip_angles(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
+                p: NDArray[np.float64]) -> tuple[float, float, float]:
+    """(alpha_front, alpha_rear, v_fx): geometric slip angles [rad] and the front contact
+    velocity along the wheel [m/s]: ``alpha_f = -atan2(v_fy, |v_fx|)``, ``alpha_r = -atan2(vy -
+    lr r, |vx|)``."""
+    vfy_body = vy + p[P_LF] * r
+    v_fx = vx * cos_delta + vfy_body * sin_delta
+    v_fy = -vx * sin_delta + vfy_body * cos_delta
+    return -math.atan2(v_fy, abs(v_fx)), -math.atan2(vy - p[P_LR] * r, abs(vx)), v_fx
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def relaxation_rate(v_long: float, sigma: float) -> float:
+    """lambda = min(max(|v_x|, V_EPS) / sigma, RELAX_RATE_MAX) [1/s] of a transient slip."""
+    return min(max(abs(v_long), V_EPS) / sigma, RELAX_RATE_MAX)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
 def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
-                        omega: float, p: NDArray[np.float64]
+                        omega: float, alf: float, alr: float, p: NDArray[np.float64]
                         ) -> tuple[float, float, float, float, float]:
-    """(Fy_front, Fy_rear, Fx_rear, alpha_front, alpha_rear) of the dynamic single track [N,
-    rad]."""
-    lf, lr = p[P_LF], p[P_LR]
+    """(Fy_front, Fy_rear, Fx_rear, d(alpha'_front)/dt, d(alpha'_rear)/dt) of the dynamic single
+    track [N, rad/s]; ``alf, alr`` are the transient slip angles, used where the relaxation
+    length is > 0 (else the geometric angles, and their rate is 0)."""
     fz_f, fz_r = p[P_FZ_FRONT], p[P_FZ_REAR]
     fx_r = rear_drive_force(vx, omega, p, fz_r)
     cf, cr = p[P_CF], p[P_CR]
@@ -174,26 +217,31 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
         fx_r = rear_drive_force(vx, omega, p, fz_r)
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
-    vfy_body = vy + lf * r
-    v_fx = vx * cos_delta + vfy_body * sin_delta
-    v_fy = -vx * sin_delta + vfy_body * cos_delta
-    alpha_f = -math.atan2(v_fy, abs(v_fx))
-    alpha_r = -math.atan2(vy - lr * r, abs(vx))
+    alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
+    dalf = dalr = 0.0
+    if p[P_SIGMA_F] > 0.0:
+        dalf = relaxation_rate(v_fx, p[P_SIGMA_F]) * (alpha_f - alf)
+        alpha_f = alf
+    if p[P_SIGMA_R] > 0.0:
+        dalr = relaxation_rate(vx, p[P_SIGMA_R]) * (alpha_r - alr)
+        alpha_r = alr
     tyre = int(p[P_TYRE])
     mu = p[P_MU_LAT]
     B, C, D, E = p[P_LAT_B], p[P_LAT_C], p[P_LAT_D], p[P_LAT_E]
     fy_f = lateral_force(tyre, alpha_f, cf, mu, fz_f, B, C, D, E)
     fy_r = lateral_force(tyre, alpha_r, cr, mu, fz_r, B, C, D, E)
-    return fy_f, fy_r, fx_r, alpha_f, alpha_r
+    return fy_f, fy_r, fx_r, dalf, dalr
 
 
 @njit(cache=True, error_model='numpy', inline='always')
 def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
-                       tan_delta: float, omega: float, p: NDArray[np.float64]
-                       ) -> tuple[float, float, float]:
-    """(dvx, dvy, dr): dynamic single track blended with the kinematic one at low |vx|."""
+                       tan_delta: float, omega: float, alf: float, alr: float,
+                       p: NDArray[np.float64]) -> tuple[float, float, float, float, float]:
+    """(dvx, dvy, dr, d(alpha'_f), d(alpha'_r)): dynamic single track blended with the kinematic
+    one at low |vx| (the transient slip angles follow theirs at every speed)."""
     w = blend_weight(vx)
-    fy_f, fy_r, fx_r, _, _ = single_track_forces(vx, vy, r, cos_delta, sin_delta, omega, p)
+    fy_f, fy_r, fx_r, dalf, dalr = single_track_forces(vx, vy, r, cos_delta, sin_delta, omega,
+                                                       alf, alr, p)
     dvx = dvy = dr = 0.0
     if w > 0.0:
         m = p[P_M]
@@ -205,7 +253,7 @@ def single_track_rates(vx: float, vy: float, r: float, cos_delta: float, sin_del
         dvx += (1.0 - w) * kx
         dvy += (1.0 - w) * ky
         dr += (1.0 - w) * kr
-    return dvx, dvy, dr
+    return dvx, dvy, dr, dalf, dalr
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -234,14 +282,30 @@ def kinematic_4ws_model_rates(vx: float, vy: float, r: float, cos_delta: float, 
 
 @njit(cache=True, error_model='numpy', inline='always')
 def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: float,
-                   sin_delta: float, tan_delta: float, omega: float, p: NDArray[np.float64]
-                   ) -> tuple[float, float, float]:
-    """Body-frame (dvx, dvy, dr) of model ``model_id``: 0 kinematic, 1 single track, 2 4WS."""
+                   sin_delta: float, tan_delta: float, omega: float, alf: float, alr: float,
+                   p: NDArray[np.float64]) -> tuple[float, float, float, float, float]:
+    """Body-frame (dvx, dvy, dr) of model ``model_id`` (0 kinematic, 1 single track, 2 4WS) and
+    the rates of the transient slip angles ``alf, alr`` (0 but in the single track)."""
     if model_id == 0:
-        return kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
+        dvx, dvy, dr = kinematic_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega,
+                                             p)
+        return dvx, dvy, dr, 0.0, 0.0
     if model_id == 2:
-        return kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
-    return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, p)
+        dvx, dvy, dr = kinematic_4ws_model_rates(vx, vy, r, cos_delta, sin_delta, tan_delta,
+                                                 omega, p)
+        return dvx, dvy, dr, 0.0, 0.0
+    return single_track_rates(vx, vy, r, cos_delta, sin_delta, tan_delta, omega, alf, alr, p)
+
+
+@njit(cache=True, error_model='numpy')
+def steady_slip_states(state: NDArray[np.float64], packed: NDArray[np.float64]) -> None:
+    """Set ALPHA_FRONT, ALPHA_REAR of (N, N_STATE) ``state`` in place to the geometric slip
+    angles of its velocities and steering (the relaxation's steady state)."""
+    for i in range(state.shape[0]):
+        x = state[i]
+        d = x[STEER]
+        x[ALPHA_FRONT], x[ALPHA_REAR], _ = slip_angles(x[VX], x[VY], x[YAW_RATE], math.cos(d),
+                                                       math.sin(d), packed[i])
 
 
 @njit(cache=True, error_model='numpy')
@@ -277,18 +341,23 @@ def drive_input(x: NDArray[np.float64], p: NDArray[np.float64]) -> float:
 @njit(cache=True, error_model='numpy')
 def model_rhs(model_id: int, x: NDArray[np.float64], p: NDArray[np.float64],
               out: NDArray[np.float64]) -> None:
-    """``out = f(x, p)`` for the built-in model ``model_id``: pose and body velocity rates."""
+    """``out = f(x, p)`` for the built-in model ``model_id``: pose, body velocity and transient
+    slip-angle rates."""
     out[:] = 0.0
     yaw, vx, vy, r, delta = x[YAW], x[VX], x[VY], x[YAW_RATE], x[STEER]
     c, s = math.cos(yaw), math.sin(yaw)
     out[X] = vx * c - vy * s
     out[Y] = vx * s + vy * c
     out[YAW] = r
-    dvx, dvy, dr = velocity_rates(model_id, vx, vy, r, math.cos(delta), math.sin(delta),
-                                  math.tan(delta), drive_input(x, p), p)
+    dvx, dvy, dr, dalf, dalr = velocity_rates(model_id, vx, vy, r, math.cos(delta),
+                                              math.sin(delta), math.tan(delta),
+                                              drive_input(x, p), x[ALPHA_FRONT], x[ALPHA_REAR],
+                                              p)
     out[VX] = dvx
     out[VY] = dvy
     out[YAW_RATE] = dr
+    out[ALPHA_FRONT] = dalf
+    out[ALPHA_REAR] = dalr
 
 
 @njit(cache=True, error_model='numpy')

@@ -41,7 +41,11 @@ P_REAR_STEER = 51
  P_TANH_K_LEFT, P_TANH_K_RIGHT, P_DRIVE_MODEL, P_DRIVE_TAU, P_DRIVE_DECAY, P_DRIVE_ACC,
  P_DRIVE_BRAKE, P_CM1, P_CM2, P_CR0, P_CR1, P_CR2, P_DUTY_DEAD_BAND, P_DUTY_DECAY,
  P_GRIP_LONG, P_GZ_ACTUATORS) = range(61, 84)
-N_PARAM = 84
+#: Lateral relaxation lengths sigma [m] of the front and rear tyres (0: instantaneous slip).
+(P_SIGMA_F, P_SIGMA_R) = range(84, 86)
+#: Steering linkage map u + q u^2 + c u^3 of angle commands (steering.steering_linkage_*).
+(P_LINK_Q, P_LINK_C) = range(86, 88)
+N_PARAM = 88
 
 #: steering.servo_model -> kernel id.
 SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
@@ -135,6 +139,8 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_MAX_STEER_RATE] = s.max_steering_rate
         row[P_STEER_GAIN] = s.steering_gain
         row[P_STEER_OFFSET] = s.steering_offset
+        row[P_LINK_Q] = s.steering_linkage_quadratic
+        row[P_LINK_C] = s.steering_linkage_cubic
         row[P_J_REAR] = 2.0 * rear_wheel_inertia(p)
         row[P_WHEEL_KP] = d.wheel_p_gain
         row[P_WHEEL_KI] = d.wheel_i_gain
@@ -148,6 +154,8 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_FZ_REAR] = m.mass * GRAVITY_MPS2 * g.cg_to_front_axle / g.wheelbase
         row[P_SERVO_PHI:P_SERVO_PHI + 9] = servo_transition(p, substep).ravel()
         row[P_REAR_STEER] = s.rear_steering_ratio
+        row[P_SIGMA_F] = t.relaxation_length_front
+        row[P_SIGMA_R] = t.relaxation_length_rear
         _pack_actuators(row, p, substep, kind_id)
     return rows
 

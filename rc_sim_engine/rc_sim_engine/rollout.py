@@ -24,7 +24,7 @@ from rc_sim_description.params import VehicleParams
 from rc_sim_engine import _kernels
 from rc_sim_engine.car import as_param_list, batch_array
 from rc_sim_engine.integrators import get_integrator, substeps
-from rc_sim_engine.models import get_model
+from rc_sim_engine.models import get_model, steady_slip_states
 from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
 from rc_sim_engine.state import (
     DUTY,
@@ -110,7 +110,8 @@ def _commands(value: ArrayLike, n: int, n_t: int, name: str) -> FloatArray:
 
 
 def initial_states(x0: InitialState | None, packed: FloatArray) -> FloatArray:
-    """(N, N_STATE) engine states (CG based) from a base_link initial state."""
+    """(N, N_STATE) engine states (CG based) from a base_link initial state; the transient
+    slip angles at their steady state."""
     n = packed.shape[0]
     x0 = x0 or InitialState()
     lr, radius = packed[:, P_LR], packed[:, P_R]
@@ -131,6 +132,7 @@ def initial_states(x0: InitialState | None, packed: FloatArray) -> FloatArray:
         s[:, DUTY] = batch_array(x0.duty, n, 'x0.duty')
     s[:, WHEEL_SPEED] = (vx / radius if x0.wheel_speed is None
                          else batch_array(x0.wheel_speed, n, 'x0.wheel_speed'))
+    steady_slip_states(s, packed)  # the tyres' transient slip starts settled
     return s
 
 

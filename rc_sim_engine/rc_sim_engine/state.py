@@ -20,11 +20,14 @@ axle).
 | SERVO_ANGLE | servo_angle | rad | servo output before the backlash (= steer without backlash) |
 | SERVO_TARGET | servo_target | rad | servo target after the dead band (play operator state) |
 | DUTY | duty | - | ESC duty after its first-order lag (throttle drive) |
+| ALPHA_FRONT, ALPHA_REAR | alpha_front, ... | rad | transient tyre slip angles (relaxation) |
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'ALPHA_FRONT',
+    'ALPHA_REAR',
     'DUTY',
     'FRONT_LEFT_WHEEL_ANGLE',
     'FRONT_RIGHT_WHEEL_ANGLE',
@@ -49,7 +52,7 @@ __all__ = [
 STATE_FIELDS: tuple[str, ...] = (
     'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steer', 'steer_rate', 'wheel_speed',
     'servo_integral', 'wheel_integral', 'rear_wheel_angle', 'front_left_wheel_angle',
-    'front_right_wheel_angle', 'servo_angle', 'servo_target', 'duty',
+    'front_right_wheel_angle', 'servo_angle', 'servo_target', 'duty', 'alpha_front', 'alpha_rear',
 )
 
 X = 0
@@ -69,4 +72,6 @@ FRONT_RIGHT_WHEEL_ANGLE = 13
 SERVO_ANGLE = 14
 SERVO_TARGET = 15
 DUTY = 16
+ALPHA_FRONT = 17
+ALPHA_REAR = 18
 N_STATE = len(STATE_FIELDS)

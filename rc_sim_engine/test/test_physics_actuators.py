@@ -107,3 +107,33 @@ def test_joint_angles_on_a_kinematic_circle() -> None:
     # rear wheels spin at the commanded rate (mechanical differential, no slip at steady state)
     assert a1['rear_left_wheel_joint'][0] - a0['rear_left_wheel_joint'][0] == pytest.approx(
         omega * 2.0, rel=1e-4)
+
+
+@pytest.mark.parametrize(('q', 'c', 'cmd'), [(0.1, -0.4, 0.3), (-0.12, -0.2, -0.3),
+                                             (0.0, -0.5, 0.25), (0.08, 0.3, 0.1)])
+def test_steering_linkage_maps_the_trimmed_angle(q: float, c: float, cmd: float) -> None:
+    """Wheel angle = u + q u^2 + c u^3 of u = gain cmd + offset, written out per term here; the
+    car's servo settles there; the linkage is applied to the trimmed angle, not the command."""
+    gain, offset = 0.95, 0.012
+    p = load_vehicle_params().with_values(steering_gain=gain, steering_offset=offset,
+                                          steering_linkage_quadratic=q,
+                                          steering_linkage_cubic=c)
+    u = gain * cmd + offset
+    expected = u + q * u ** 2 + c * u ** 3
+    assert abs(expected - u) > 1e-3          # the cases exercise the map
+    assert float(trim_steering(cmd, p)) == pytest.approx(expected, rel=1e-12)
+    car = Car(p, dt=1e-3)
+    car.step(cmd, 0.0, 1000)
+    assert car.steering_angle()[0] == pytest.approx(expected, abs=1e-7)
+
+
+def test_a_linkage_map_that_turns_back_is_refused() -> None:
+    """The map must rise over +-max_steering_angle: slope 1 + 2 q u + 3 c u^2 > 0.05."""
+    from rc_sim_description.errors import VehicleParamsError
+
+    with pytest.raises(VehicleParamsError, match='steering_linkage_quadratic'):
+        load_vehicle_params().with_values(steering_linkage_quadratic=0.0,
+                                          steering_linkage_cubic=-5.0)
+    p = load_vehicle_params().with_values(steering_linkage_quadratic=0.3,
+                                          steering_linkage_cubic=-1.0)
+    assert p.steering.steering_linkage_cubic == -1.0

@@ -41,7 +41,8 @@ def _engine_jacobian_radius(p: VehicleParams, v: float) -> float:
     omega = v / p.effective_wheel_radius
 
     def rates(vy: float, r: float) -> np.ndarray:
-        _, dvy, dr = models.velocity_rates(1, v, vy, r, 1.0, 0.0, 0.0, omega, row)
+        _, dvy, dr, _, _ = models.velocity_rates(1, v, vy, r, 1.0, 0.0, 0.0, omega, 0.0, 0.0,
+                                                 row)
         return np.array([dvy, dr])
 
     h = 1e-6
