@@ -145,6 +145,8 @@ class RefParams:
         out = replace(base, **options)  # type: ignore[arg-type]
         if out.tyre_model not in TYRE_LAWS:
             raise ValueError(f'unknown tyre model {out.tyre_model!r}')
+        if st.steering_linkage_quadratic or st.steering_linkage_cubic:
+            raise ValueError('the reference models a linear steering linkage only')
         return out
 
     @classmethod
@@ -421,10 +423,9 @@ def steady_state(p: RefParams, delta: float, omega_cmd: float,
     """Steady cornering (dvx = dvy = dr = d(omega) = 0) at the actual steering angle ``delta``.
 
     With a proportional-only speed loop (``wheel_ki = 0``) the wheel settles where the loop torque
-    carries the drive force, ``2 Kp (omega* - omega) = R Fx_r``. An axle with a relaxation length
-    adds its transient slip angle as an unknown and ``dalpha'/dt = 0`` as an equation (nothing
-    assumes alpha' = alpha). Solved to machine precision by Powell's hybrid method: no
-    integration error at all.
+    carries the drive force, ``2 Kp (omega* - omega) = R Fx_r``. A relaxed axle adds alpha' as an
+    unknown and ``dalpha'/dt = 0`` as an equation (nothing assumes alpha' = alpha). Solved to
+    machine precision by Powell's hybrid method: no integration error at all.
     """
     if p.wheel_ki != 0.0:
         raise ValueError('steady_state needs a proportional speed loop (wheel_ki = 0)')
