@@ -6,9 +6,8 @@ engine's source code:
 - chassis: dynamic single-track ("bicycle") model at the CG (Rajamani, *Vehicle Dynamics and
   Control*, 2nd ed. 2012, ch. 2) with the rear drive force added to the longitudinal balance ``m (dvx/dt - vy r) = Fx_r - Fy_f sin(delta)``; exact slip-angle geometry (atan2, no
   small-angle linearisation) as in CommonRoad's STD model (Althoff et al. 2020, §6);
-- lateral tyres: linear ``Fy = C alpha``; Fiala's brush model (Pacejka, *Tire and Vehicle Dynamics*
-  3rd ed. 2012, §3.2, with ``t = tan(alpha)`` and full sliding beyond ``atan(3 mu Fz / C)``);
-  the Magic Formula ``Fz D sin(C atan(B a - E (B a - atan(B a))))`` (Pacejka & Bakker 1987);
+- lateral tyres (``tyre_laws``): linear, Fiala's brush model (Pacejka, *Tire and Vehicle
+  Dynamics* 3rd ed. 2012, §3.2), the Magic Formula (Pacejka & Bakker 1987);
 - longitudinal: slip ratio ``kappa = (R omega - vx) / max(|vx|, 0.2 m/s)``, ``Fx_r = Fz_r MF(kappa)``;
   the lumped rear wheels ``2 J_w d(omega)/dt = 2 tau - R Fx_r`` with ``J_w = m_w R^2 / 2`` and the
   gz ``JointController`` speed loop ``tau = sat(Kp (omega* - omega) + Ki int(omega* - omega))``;
@@ -28,7 +27,13 @@ engine's source code:
   its rates are the constraint's derivative at the held steering angle plus the documented 20 ms
   relaxation (engine.md documents only the relaxation: with it alone the yaw rate lags the
   constraint by 20 ms x its rate of change, 1.3e-2 rad/s in a gentle accelerating turn, which
-  the engine does not show: a documentation gap).
+  the engine does not show: a documentation gap);
+- tyre relaxation (Pacejka 2012 §7.2, ``sigma dalpha'/dt + |V_x| alpha' = -V_sy``) in
+  engine.md's form, see ``relaxation``; v_x is the contact velocity along the wheel (front: along
+  the steered wheel; rear: vx). An axle with sigma > 0 takes its lateral force (same law and load
+  scaling) at alpha' in place of alpha; with sigma = 0 alpha' is unused and its rate 0. It runs
+  at every speed (alpha' keeps following alpha through the kinematic blend); :func:`initial_state`
+  starts alpha' at alpha (the steady state).
 
 Everything is vectorised over a batch of N independent cars (state-major layout), so one Radau
 solve integrates a whole set of manoeuvres with a block-diagonal Jacobian pattern.
@@ -47,6 +52,10 @@ from scipy.sparse import csr_matrix
 
 from rc_sim_description.params import VehicleParams
 
+from .relaxation import relaxation_rate
+from .tyre_laws import TYRE_LAWS, Coefficients, lateral_force, magic_formula
+from .tyre_laws import fiala as fiala  # re-exported: the reference's public tyre laws
+
 #: Gravity of the axle loads: the standard 9.80665 m/s^2 that docs/engine.md states (a
 #: published constant, not the engine's code).
 G = 9.80665
@@ -57,12 +66,11 @@ KAPPA_SPEED_FLOOR = 0.2  # m/s: denominator floor of the slip ratio
 KINEMATIC_TAU = 0.02  # s: relaxation of vy and r onto the kinematic constraint
 
 # reference state layout (one row per quantity, one column per car)
-X, Y, PSI, VX, VY, R, DELTA, DELTA_RATE, SERVO_INT, OMEGA, WHEEL_INT = range(11)
-N_REF = 11
+X, Y, PSI, VX, VY, R, DELTA, DELTA_RATE, SERVO_INT, OMEGA, WHEEL_INT, ALPHA_F, ALPHA_R = range(13)
+N_REF = 13
 FIELDS = ('x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steer', 'steer_rate', 'servo_integral',
-          'wheel_speed', 'wheel_integral')
+          'wheel_speed', 'wheel_integral', 'alpha_front', 'alpha_rear')
 
-Coefficients = tuple[float, float, float, float]
 FloatArray = np.ndarray
 Command = Callable[[float], FloatArray]
 
@@ -100,6 +108,8 @@ class RefParams:
     wheel_max_torque: float
     max_wheel_speed: float
     tyre_model: str = 'linear'
+    relaxation_length_front: float = 0.0  # sigma [m]; 0: no relaxation
+    relaxation_length_rear: float = 0.0
     load_transfer: bool = False
     load_passes: float = 1
     fiala_stiffness_scales_with_load: bool = True
@@ -129,10 +139,14 @@ class RefParams:
             wheel_kp=dr.wheel_p_gain, wheel_ki=dr.wheel_i_gain, wheel_kd=dr.wheel_d_gain,
             wheel_i_max=dr.wheel_i_max,
             wheel_max_torque=dr.wheel_max_torque, max_wheel_speed=dr.max_wheel_speed,
-            tyre_model=tyre_model or ty.tyre_model, load_transfer=load_transfer)
+            tyre_model=tyre_model or ty.tyre_model, load_transfer=load_transfer,
+            relaxation_length_front=float(getattr(ty, 'relaxation_length_front', 0.0)),
+            relaxation_length_rear=float(getattr(ty, 'relaxation_length_rear', 0.0)))
         out = replace(base, **options)  # type: ignore[arg-type]
         if out.tyre_model not in TYRE_LAWS:
             raise ValueError(f'unknown tyre model {out.tyre_model!r}')
+        if st.steering_linkage_quadratic or st.steering_linkage_cubic:
+            raise ValueError('the reference models a linear steering linkage only')
         return out
 
     @classmethod
@@ -166,58 +180,6 @@ class RefParams:
 
 
 # ---------------------------------------------------------------------------------------------
-# tyre laws (vectorised)
-
-def magic_formula(x: FloatArray, c: Coefficients) -> FloatArray:
-    """Pacejka & Bakker (1987): D sin(C atan(B x - E (B x - atan(B x)))) (D a friction coeff.)."""
-    b, cc, d, e = c
-    bx = b * x
-    return d * np.sin(cc * np.arctan(bx - e * (bx - np.arctan(bx))))
-
-
-def fiala(alpha: FloatArray, c_alpha: FloatArray | float, mu: float,
-          fz: FloatArray | float, saturate: bool = True) -> FloatArray:
-    """Fiala brush model (Pacejka 2012 §3.2): cubic in tan(alpha) below full sliding.
-
-    ``saturate=False``: the cubic for every alpha (engine.md's ``fiala_unsaturated``).
-    """
-    t = np.tan(alpha)
-    mfz = mu * fz
-    cubic = (c_alpha * t - c_alpha ** 2 * np.abs(t) * t / (3 * mfz)
-             + c_alpha ** 3 * t ** 3 / (27 * mfz ** 2))
-    if not saturate:
-        return cubic
-    sliding = np.abs(alpha) >= np.arctan(3 * mfz / c_alpha)
-    return np.where(sliding, mfz * np.sign(alpha), cubic)
-
-
-TYRE_LAWS = ('linear', 'fiala', 'fiala_unsaturated', 'pacejka')
-
-
-def _law(name: str, alpha: FloatArray, fz: FloatArray, fz_static: FloatArray,
-         c_alpha: FloatArray, p: RefParams) -> FloatArray:
-    if name == 'linear':
-        return c_alpha * fz / fz_static * alpha
-    if name in ('fiala', 'fiala_unsaturated'):
-        c = c_alpha * fz / fz_static if p.fiala_stiffness_scales_with_load else c_alpha
-        return fiala(alpha, c, p.mu_lat, fz, saturate=name == 'fiala')
-    return fz * magic_formula(alpha, p.lateral)
-
-
-def lateral_force(alpha: FloatArray, fz: FloatArray, fz_static: FloatArray, c_alpha: FloatArray,
-                  p: RefParams) -> FloatArray:
-    """Axle lateral force of each car's law (``p.tyre_model`` a name or an (N, 1) array)."""
-    if isinstance(p.tyre_model, str):
-        return _law(p.tyre_model, alpha, fz, fz_static, c_alpha, p)
-    out = 0.0 * alpha
-    for name in TYRE_LAWS:
-        mask = p.tyre_model == name
-        if mask.any():
-            out = np.where(mask, _law(name, alpha, fz, fz_static, c_alpha, p), out)
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # the model
 
 @dataclass(frozen=True)
@@ -229,18 +191,33 @@ class Forces:
     fy_rear: FloatArray
     fz_front: FloatArray
     fz_rear: FloatArray
-    alpha_front: FloatArray
+    alpha_front: FloatArray  # geometric slip angles
     alpha_rear: FloatArray
     kappa: FloatArray
+    v_front_x: FloatArray  # front contact velocity along the wheel
+
+
+def slip_angles(vx: FloatArray, vy: FloatArray, r: FloatArray, delta: FloatArray,
+                p: RefParams) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Geometric slip angles (alpha_f, alpha_r) and the front contact velocity along the wheel."""
+    vfx = vx * np.cos(delta) + (vy + p.lf * r) * np.sin(delta)
+    vfy = -vx * np.sin(delta) + (vy + p.lf * r) * np.cos(delta)
+    return -np.arctan2(vfy, np.abs(vfx)), -np.arctan2(vy - p.lr * r, np.abs(vx)), vfx
 
 
 def forces(vx: FloatArray, vy: FloatArray, r: FloatArray, delta: FloatArray,
-           omega: FloatArray, p: RefParams) -> Forces:
-    """Slip angles, slip ratio, axle loads (optionally shifted) and tyre forces."""
-    vfx = vx * np.cos(delta) + (vy + p.lf * r) * np.sin(delta)
-    vfy = -vx * np.sin(delta) + (vy + p.lf * r) * np.cos(delta)
-    alpha_f = -np.arctan2(vfy, np.abs(vfx))
-    alpha_r = -np.arctan2(vy - p.lr * r, np.abs(vx))
+           omega: FloatArray, p: RefParams,
+           alpha_relaxed: tuple[FloatArray, FloatArray] | None = None) -> Forces:
+    """Slip angles, slip ratio, axle loads (optionally shifted) and tyre forces.
+
+    ``alpha_relaxed``: the transient slip angles (alpha'_f, alpha'_r), used by the lateral force
+    of an axle whose relaxation length is > 0 (None: the geometric angles everywhere).
+    """
+    alpha_f, alpha_r, vfx = slip_angles(vx, vy, r, delta, p)
+    slip_f, slip_r = alpha_f, alpha_r
+    if alpha_relaxed is not None:
+        slip_f = np.where(np.asarray(p.relaxation_length_front) > 0, alpha_relaxed[0], alpha_f)
+        slip_r = np.where(np.asarray(p.relaxation_length_rear) > 0, alpha_relaxed[1], alpha_r)
     kappa = (p.radius * omega - vx) / np.maximum(np.abs(vx), KAPPA_SPEED_FLOOR)
     mu_x = magic_formula(kappa, p.longitudinal)
     fzf0, fzr0 = p.fz_front_static, p.fz_rear_static
@@ -256,10 +233,10 @@ def forces(vx: FloatArray, vy: FloatArray, r: FloatArray, delta: FloatArray,
         fz_r = np.where(p.load_transfer, shifted, fz_r)
     fz_f = fzf0 + fzr0 - fz_r
     return Forces(fx_rear=fz_r * mu_x,
-                  fy_front=lateral_force(alpha_f, fz_f, fzf0, p.c_front, p),
-                  fy_rear=lateral_force(alpha_r, fz_r, fzr0, p.c_rear, p),
+                  fy_front=lateral_force(slip_f, fz_f, fzf0, p.c_front, p),
+                  fy_rear=lateral_force(slip_r, fz_r, fzr0, p.c_rear, p),
                   fz_front=fz_f, fz_rear=fz_r, alpha_front=alpha_f, alpha_rear=alpha_r,
-                  kappa=kappa)
+                  kappa=kappa, v_front_x=vfx)
 
 
 def blend_weight(vx: FloatArray) -> FloatArray:
@@ -323,7 +300,7 @@ def _clamped_integral_rate(error: FloatArray, integral: FloatArray, ki: FloatArr
 def rhs(z: FloatArray, delta_cmd: FloatArray, omega_cmd: FloatArray, p: RefParams) -> FloatArray:
     """dz/dt for states ``z`` of shape (N_REF, ...) and commands broadcasting to z[0]."""
     vx, vy, r, delta, omega = z[VX], z[VY], z[R], z[DELTA], z[OMEGA]
-    f = forces(vx, vy, r, delta, omega, p)
+    f = forces(vx, vy, r, delta, omega, p, (z[ALPHA_F], z[ALPHA_R]))
     dvx, dvy, dr = velocity_rates(vx, vy, r, delta, f, p)
     target = steering_target(delta_cmd, p)
     omega_target = np.clip(omega_cmd, -p.max_wheel_speed, p.max_wheel_speed)
@@ -342,12 +319,16 @@ def rhs(z: FloatArray, delta_cmd: FloatArray, omega_cmd: FloatArray, p: RefParam
     dz[OMEGA] = (2 * tau - p.radius * f.fx_rear) / (2 * p.j_wheel + 2 * p.wheel_kd)
     dz[WHEEL_INT] = _clamped_integral_rate(omega_target - omega, z[WHEEL_INT], p.wheel_ki,
                                            p.wheel_i_max)
+    dz[ALPHA_F] = relaxation_rate(f.alpha_front, z[ALPHA_F], f.v_front_x,
+                                  p.relaxation_length_front)
+    dz[ALPHA_R] = relaxation_rate(f.alpha_rear, z[ALPHA_R], vx, p.relaxation_length_rear)
     return dz
 
 
 def initial_state(p: RefParams, vx: FloatArray | float, delta: FloatArray | float = 0.0,
                   n: int | None = None) -> FloatArray:
-    """Cars at rest or rolling straight with base_link at the origin (CG at x = lr)."""
+    """Cars at rest or rolling straight with base_link at the origin (CG at x = lr), the
+    transient slip angles at their geometric values (the steady state, as engine.md states)."""
     vx = np.asarray(vx, dtype=float)
     n = n if n is not None else max(vx.size, np.size(delta))
     z = np.zeros((N_REF, n))
@@ -355,6 +336,9 @@ def initial_state(p: RefParams, vx: FloatArray | float, delta: FloatArray | floa
     z[VX] = vx
     z[DELTA] = delta
     z[OMEGA] = vx / np.reshape(p.radius, -1)
+    alpha_f, alpha_r, _ = slip_angles(z[VX][:, None], z[VY][:, None], z[R][:, None],
+                                      z[DELTA][:, None], p)
+    z[ALPHA_F], z[ALPHA_R] = alpha_f[:, 0], alpha_r[:, 0]
     return z
 
 
@@ -377,37 +361,46 @@ def simulate(p: RefParams, z0: FloatArray, delta_cmd: Command, omega_cmd: Comman
     """Integrate the batch with Radau (stiff wheel slip) and return it at ``t_out``.
 
     ``delta_cmd(t)`` and ``omega_cmd(t)`` return (N,) commands; they must be smooth (the engine
-    receives them sampled at the middle of each physics step, see ``manoeuvres``).
+    receives them sampled at the middle of each physics step, see ``manoeuvres``). A batch without
+    relaxation leaves its constant alpha' rows out of the solve (same steps as without them).
     """
     n = z0.shape[1]
-    rows = (np.arange(N_REF)[:, None, None] * n + np.arange(n)[None, None, :]).repeat(N_REF, 1)
-    cols = (np.arange(N_REF)[None, :, None] * n + np.arange(n)[None, None, :]).repeat(N_REF, 0)
+    relaxed = bool(np.any(np.asarray(p.relaxation_length_front) > 0)
+                   or np.any(np.asarray(p.relaxation_length_rear) > 0))
+    k_n = N_REF if relaxed else ALPHA_F  # integrated states
+    rows = (np.arange(k_n)[:, None, None] * n + np.arange(n)[None, None, :]).repeat(k_n, 1)
+    cols = (np.arange(k_n)[None, :, None] * n + np.arange(n)[None, None, :]).repeat(k_n, 0)
+
+    def full(y: FloatArray) -> FloatArray:
+        z = y.reshape(k_n, n, -1)
+        if relaxed:
+            return z
+        held = np.broadcast_to(z0[ALPHA_F:, :, None], (N_REF - k_n, n, z.shape[2]))
+        return np.concatenate([z, held])
 
     def fun(t: float, y: FloatArray) -> FloatArray:
-        z = y.reshape(N_REF, n, -1)
-        dz = rhs(z, delta_cmd(t)[:, None], omega_cmd(t)[:, None], p)
-        return dz.reshape(y.shape)
+        dz = rhs(full(y), delta_cmd(t)[:, None], omega_cmd(t)[:, None], p)
+        return dz[:k_n].reshape(y.shape)
 
     def jac(t: float, y: FloatArray) -> csr_matrix:
         """Forward differences, one state at a time for every car at once (cars independent)."""
-        z = y.reshape(N_REF, n, 1)
+        z = full(y[:, None])
         d, w = delta_cmd(t)[:, None], omega_cmd(t)[:, None]
         f0 = rhs(z, d, w, p)
-        blocks = np.empty((N_REF, N_REF, n))  # [row state, column state, car]
-        for k in range(N_REF):
+        blocks = np.empty((k_n, k_n, n))  # [row state, column state, car]
+        for k in range(k_n):
             step = 1e-7 * np.maximum(1.0, np.abs(z[k]))
             zk = z.copy()
             zk[k] += step
-            blocks[:, k] = ((rhs(zk, d, w, p) - f0) / step)[..., 0]
+            blocks[:, k] = ((rhs(zk, d, w, p) - f0)[:k_n] / step)[..., 0]
         return csr_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())),
-                          shape=(N_REF * n, N_REF * n))
+                          shape=(k_n * n, k_n * n))
 
-    sol = solve_ivp(fun, (float(t_out[0]), float(t_out[-1])), z0.ravel(), method='Radau',
+    sol = solve_ivp(fun, (float(t_out[0]), float(t_out[-1])), z0[:k_n].ravel(), method='Radau',
                     t_eval=t_out, rtol=rtol, atol=atol, vectorized=True, jac=jac)
     if not sol.success:
         raise RuntimeError(f'reference integration failed: {sol.message}')
-    return Solution(t=sol.t, z=sol.y.reshape(N_REF, n, -1), params=p, delta_cmd=delta_cmd,
-                    omega_cmd=omega_cmd)
+    return Solution(t=sol.t, z=full(sol.y), params=p, delta_cmd=delta_cmd, omega_cmd=omega_cmd)
 
 
 def check_servo_linear(sol: Solution, margin: float = 0.95) -> None:
@@ -430,23 +423,37 @@ def steady_state(p: RefParams, delta: float, omega_cmd: float,
     """Steady cornering (dvx = dvy = dr = d(omega) = 0) at the actual steering angle ``delta``.
 
     With a proportional-only speed loop (``wheel_ki = 0``) the wheel settles where the loop torque
-    carries the drive force, ``2 Kp (omega* - omega) = R Fx_r``. Solved to machine precision by
-    Powell's hybrid method: no integration error at all.
+    carries the drive force, ``2 Kp (omega* - omega) = R Fx_r``. A relaxed axle adds alpha' as an
+    unknown and ``dalpha'/dt = 0`` as an equation (nothing assumes alpha' = alpha). Solved to
+    machine precision by Powell's hybrid method: no integration error at all.
     """
     if p.wheel_ki != 0.0:
         raise ValueError('steady_state needs a proportional speed loop (wheel_ki = 0)')
     v0 = p.radius * omega_cmd
-    x0 = np.array(guess if guess is not None
-                  else (v0, 0.0, v0 * math.tan(delta) / p.wheelbase, omega_cmd))
+    x0 = list(guess if guess is not None
+              else (v0, 0.0, v0 * math.tan(delta) / p.wheelbase, omega_cmd))
+    relaxed = [k for k, sigma in ((ALPHA_F, p.relaxation_length_front),
+                                  (ALPHA_R, p.relaxation_length_rear)) if sigma > 0]
+    x0 += [0.0] * len(relaxed)
 
-    def residual(u: FloatArray) -> FloatArray:
+    def state(u: FloatArray) -> FloatArray:
         z = np.zeros((N_REF, 1))
         z[VX], z[VY], z[R], z[DELTA], z[OMEGA] = u[0], u[1], u[2], delta, u[3]
-        dz = rhs(z, np.array([delta]), np.array([omega_cmd]), p)
-        return np.array([dz[VX, 0], dz[VY, 0], dz[R, 0] * p.iz / p.m, dz[OMEGA, 0] * 1e-3])
+        for i, k in enumerate(relaxed):
+            z[k] = u[4 + i]
+        return z
 
-    res = root(residual, x0, method='hybr', tol=1e-13)
+    def residual(u: FloatArray) -> FloatArray:
+        dz = rhs(state(u), np.array([delta]), np.array([omega_cmd]), p)
+        return np.array([dz[VX, 0], dz[VY, 0], dz[R, 0] * p.iz / p.m, dz[OMEGA, 0] * 1e-3,
+                         *(dz[k, 0] * 1e-2 for k in relaxed)])
+
+    res = root(residual, np.array(x0), method='hybr', tol=1e-13)
     if np.max(np.abs(residual(res.x))) > 1e-10:  # 'xtol too small' at machine precision is fine
         raise RuntimeError(f'steady state not found: {res.message}')
-    vx, vy, r, omega = (float(v) for v in res.x)
-    return {'vx': vx, 'vy': vy, 'yaw_rate': r, 'wheel_speed': omega}
+    z = state(res.x)
+    f = forces(z[VX], z[VY], z[R], z[DELTA], z[OMEGA], p)
+    z[ALPHA_F], z[ALPHA_R] = (z[k] if k in relaxed else a
+                              for k, a in ((ALPHA_F, f.alpha_front), (ALPHA_R, f.alpha_rear)))
+    return {q: float(z[FIELDS.index(q), 0]) for q in ('vx', 'vy', 'yaw_rate', 'wheel_speed',
+                                                      'alpha_front', 'alpha_rear')}
