@@ -18,7 +18,8 @@ body frame, front wheel free rolling, rear wheel driven by slip::
 
 with Fy from :mod:`rc_sim_engine.tyres` (linear | fiala | fiala_unsaturated | pacejka). With a
 tyre relaxation length sigma > 0 the axle's force takes the transient slip angle alpha' (state
-ALPHA_FRONT / ALPHA_REAR) instead, ``d(alpha')/dt = lambda (alpha - alpha')``, ``lambda =
+ALPHA_FRONT / ALPHA_REAR) instead, ``d(alpha')/dt = lambda (alpha_V - alpha')`` (alpha_V: the slip
+angle with |v_x| floored at V_EPS, so alpha' settles at rest), ``lambda =
 min(max(|v_x|, V_EPS) / sigma, RELAX_RATE_MAX)`` (Pacejka, *Tire and Vehicle Dynamics* 2012, 7.2,
 first-order transient model with the atan2 slip angle). With both axles locked together
 (``drive.driven_axles: both_locked``) the front axle adds ``Fx_f = Fz_f MF_long(kappa_f)`` along
@@ -189,14 +190,15 @@ def kinematic_rates(vx: float, vy: float, r: float, tan_delta: float, fx_r: floa
 
 @njit(cache=True, error_model='numpy', inline='always')
 def slip_angles(vx: float, vy: float, r: float, cos_delta: float, sin_delta: float,
-                p: NDArray[np.float64]) -> tuple[float, float, float]:
-    """(alpha_front, alpha_rear, v_fx): geometric slip angles [rad] and the front contact
-    velocity along the wheel [m/s]: ``alpha_f = -atan2(v_fy, |v_fx|)``, ``alpha_r = -atan2(vy -
-    lr r, |vx|)``."""
+                p: NDArray[np.float64], v_floor: float = 0.0) -> tuple[float, float, float]:
+    """(alpha_front, alpha_rear, v_fx): slip angles [rad] and the front contact velocity along
+    the wheel [m/s]: ``alpha_f = -atan2(v_fy, max(|v_fx|, v_floor))``, ``alpha_r = -atan2(vy -
+    lr r, max(|vx|, v_floor))`` (``v_floor`` 0: the geometric angles)."""
     vfy_body = vy + p[P_LF] * r
     v_fx = vx * cos_delta + vfy_body * sin_delta
     v_fy = -vx * sin_delta + vfy_body * cos_delta
-    return -math.atan2(v_fy, abs(v_fx)), -math.atan2(vy - p[P_LR] * r, abs(vx)), v_fx
+    return (-math.atan2(v_fy, max(abs(v_fx), v_floor)),
+            -math.atan2(vy - p[P_LR] * r, max(abs(vx), v_floor)), v_fx)
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -223,16 +225,19 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
     alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
+    target_f, target_r = alpha_f, alpha_r
+    if p[P_SIGMA_F] > 0.0 or p[P_SIGMA_R] > 0.0:  # the transient slips' targets: floored speed
+        target_f, target_r, _ = slip_angles(vx, vy, r, cos_delta, sin_delta, p, V_EPS)
     fx_f = 0.0
     if p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] < 1.5:
         kappa_f = (p[P_R] * omega - v_fx) / max(abs(v_fx), V_EPS)
         fx_f = fz_f * mf_shape(kappa_f, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
     dalf = dalr = 0.0
     if p[P_SIGMA_F] > 0.0:
-        dalf = relaxation_rate(v_fx, p[P_SIGMA_F]) * (alpha_f - alf)
+        dalf = relaxation_rate(v_fx, p[P_SIGMA_F]) * (target_f - alf)
         alpha_f = alf
     if p[P_SIGMA_R] > 0.0:
-        dalr = relaxation_rate(vx, p[P_SIGMA_R]) * (alpha_r - alr)
+        dalr = relaxation_rate(vx, p[P_SIGMA_R]) * (target_r - alr)
         alpha_r = alr
     tyre = int(p[P_TYRE])
     mu = p[P_MU_LAT]
@@ -311,13 +316,13 @@ def velocity_rates(model_id: int, vx: float, vy: float, r: float, cos_delta: flo
 
 @njit(cache=True, error_model='numpy')
 def steady_slip_states(state: NDArray[np.float64], packed: NDArray[np.float64]) -> None:
-    """Set ALPHA_FRONT, ALPHA_REAR of (N, N_STATE) ``state`` in place to the geometric slip
-    angles of its velocities and steering (the relaxation's steady state)."""
+    """Set ALPHA_FRONT, ALPHA_REAR of (N, N_STATE) ``state`` in place to the slip angles of its
+    velocities and steering with the V_EPS speed floor (the relaxation's steady state)."""
     for i in range(state.shape[0]):
         x = state[i]
         d = x[STEER]
         x[ALPHA_FRONT], x[ALPHA_REAR], _ = slip_angles(x[VX], x[VY], x[YAW_RATE], math.cos(d),
-                                                       math.sin(d), packed[i])
+                                                       math.sin(d), packed[i], V_EPS)
 
 
 @njit(cache=True, error_model='numpy')

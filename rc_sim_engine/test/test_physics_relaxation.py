@@ -5,6 +5,9 @@ the same equations is in ``reference/``.
 - sigma changes no steady state: the steady turn is the same with and without relaxation;
 - it delays the lateral response: after a steering step the yaw rate rises later;
 - settled, the transient slips are the geometric slip angles;
+- stopped in a turn, the transient slips settle to 0 and the car drives off as the one without
+  relaxation does (the target's speed floor; without it they crept towards -pi/2 and kicked the
+  yaw rate by up to 1.3 rad/s on drive-off);
 - a state built from velocities starts the transient slips settled (a rollout started on the
   steady turn stays on it);
 - the relaxation rate is capped at 1 / 2.5 ms, so a sigma far below v * 2.5 ms behaves like the
@@ -100,3 +103,25 @@ def test_a_tiny_relaxation_length_is_the_capped_lag() -> None:
     err = np.max(np.abs(tiny[:, YAW_RATE] - plain[:, YAW_RATE]))
     assert err < 0.05 * abs(plain[-1, YAW_RATE])
     assert err > 0.0
+
+
+def test_stopped_in_a_turn_the_slips_settle_and_the_drive_off_has_no_kick() -> None:
+    def run(sigma: float) -> tuple[np.ndarray, np.ndarray]:
+        p = _params(sigma, sigma)
+        car = Car(p, dt=DT)
+        car.reset(speed=1.5)
+        omega = 1.5 / p.effective_wheel_radius
+        car.step(0.15, omega, round(2.0 / DT))       # turning
+        car.step(0.15, 0.0, round(3.0 / DT))         # brake to rest, wheels still turned
+        at_rest = car.state[0].copy()
+        r = []
+        for _ in range(round(1.5 / DT)):              # drive off, still turning
+            car.step(0.15, 1.0 / p.effective_wheel_radius)
+            r.append(car.state[0, YAW_RATE])
+        return at_rest, np.array(r)
+
+    rest, r_relaxed = run(0.06)
+    assert abs(rest[VX]) < 1e-3
+    assert abs(rest[ALPHA_FRONT]) < 0.02 and abs(rest[ALPHA_REAR]) < 0.02
+    _, r_plain = run(0.0)
+    assert np.max(np.abs(r_relaxed - r_plain)) < 0.1 * np.max(np.abs(r_plain))

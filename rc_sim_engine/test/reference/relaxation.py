@@ -5,10 +5,11 @@ model) writes ``sigma dalpha'/dt + |V_x| alpha' = -V_sy``; for small angles
 ``-V_sy = |V_x| tan(alpha) ~ |V_x| alpha``. ``docs/engine.md`` states it with the geometric
 (atan2) slip angle alpha, a speed floor and a rate cap:
 
-    dalpha'/dt = lambda (alpha - alpha'),   lambda = min(max(|v_x|, 0.2 m/s) / sigma, 400 1/s)
+    dalpha'/dt = lambda (alpha_bar - alpha'),   lambda = min(max(|v_x|, 0.2 m/s) / sigma, 400 1/s)
 
-with v_x the contact velocity along the wheel; sigma = 0 means no relaxation (alpha' unused,
-rate 0). The floor lets alpha' settle at standstill; the cap (a 2.5 ms lag, the engine's largest
+with v_x the contact velocity along the wheel and alpha_bar the slip angle with |v_x| floored at
+0.2 m/s (the geometric one above that speed); sigma = 0 means no relaxation (alpha' unused,
+rate 0). The floors let alpha' settle to 0 at standstill; the cap (a 2.5 ms lag, the engine's largest
 sub-step) makes sigma -> 0 the instantaneous tyre delayed by 2.5 ms, not the instantaneous tyre
 itself.
 """

@@ -52,7 +52,7 @@ from scipy.sparse import csr_matrix
 
 from rc_sim_description.params import VehicleParams
 
-from .relaxation import relaxation_rate
+from .relaxation import RELAXATION_SPEED_FLOOR, relaxation_rate
 from .tyre_laws import TYRE_LAWS, Coefficients, lateral_force, magic_formula
 from .tyre_laws import fiala as fiala  # re-exported: the reference's public tyre laws
 
@@ -198,11 +198,15 @@ class Forces:
 
 
 def slip_angles(vx: FloatArray, vy: FloatArray, r: FloatArray, delta: FloatArray,
-                p: RefParams) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Geometric slip angles (alpha_f, alpha_r) and the front contact velocity along the wheel."""
+                p: RefParams, speed_floor: float = 0.0
+                ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Slip angles (alpha_f, alpha_r) with |v_x| floored at ``speed_floor`` (0: the geometric
+    angles; the relaxation's target floors it at 0.2 m/s, engine.md) and the front contact
+    velocity along the wheel."""
     vfx = vx * np.cos(delta) + (vy + p.lf * r) * np.sin(delta)
     vfy = -vx * np.sin(delta) + (vy + p.lf * r) * np.cos(delta)
-    return -np.arctan2(vfy, np.abs(vfx)), -np.arctan2(vy - p.lr * r, np.abs(vx)), vfx
+    return (-np.arctan2(vfy, np.maximum(np.abs(vfx), speed_floor)),
+            -np.arctan2(vy - p.lr * r, np.maximum(np.abs(vx), speed_floor)), vfx)
 
 
 def forces(vx: FloatArray, vy: FloatArray, r: FloatArray, delta: FloatArray,
@@ -319,16 +323,16 @@ def rhs(z: FloatArray, delta_cmd: FloatArray, omega_cmd: FloatArray, p: RefParam
     dz[OMEGA] = (2 * tau - p.radius * f.fx_rear) / (2 * p.j_wheel + 2 * p.wheel_kd)
     dz[WHEEL_INT] = _clamped_integral_rate(omega_target - omega, z[WHEEL_INT], p.wheel_ki,
                                            p.wheel_i_max)
-    dz[ALPHA_F] = relaxation_rate(f.alpha_front, z[ALPHA_F], f.v_front_x,
-                                  p.relaxation_length_front)
-    dz[ALPHA_R] = relaxation_rate(f.alpha_rear, z[ALPHA_R], vx, p.relaxation_length_rear)
+    target_f, target_r, _ = slip_angles(vx, vy, r, delta, p, RELAXATION_SPEED_FLOOR)
+    dz[ALPHA_F] = relaxation_rate(target_f, z[ALPHA_F], f.v_front_x, p.relaxation_length_front)
+    dz[ALPHA_R] = relaxation_rate(target_r, z[ALPHA_R], vx, p.relaxation_length_rear)
     return dz
 
 
 def initial_state(p: RefParams, vx: FloatArray | float, delta: FloatArray | float = 0.0,
                   n: int | None = None) -> FloatArray:
     """Cars at rest or rolling straight with base_link at the origin (CG at x = lr), the
-    transient slip angles at their geometric values (the steady state, as engine.md states)."""
+    transient slip angles at their targets (the steady state, as engine.md states)."""
     vx = np.asarray(vx, dtype=float)
     n = n if n is not None else max(vx.size, np.size(delta))
     z = np.zeros((N_REF, n))
@@ -337,7 +341,7 @@ def initial_state(p: RefParams, vx: FloatArray | float, delta: FloatArray | floa
     z[DELTA] = delta
     z[OMEGA] = vx / np.reshape(p.radius, -1)
     alpha_f, alpha_r, _ = slip_angles(z[VX][:, None], z[VY][:, None], z[R][:, None],
-                                      z[DELTA][:, None], p)
+                                      z[DELTA][:, None], p, RELAXATION_SPEED_FLOOR)
     z[ALPHA_F], z[ALPHA_R] = alpha_f[:, 0], alpha_r[:, 0]
     return z
 
