@@ -60,3 +60,45 @@ def test_the_throttle_drive_is_not_changed_by_the_split() -> None:
         return car.state[0].copy()
 
     np.testing.assert_allclose(run('both_locked'), run('rear'), rtol=0, atol=1e-12)
+
+
+def test_the_body_rates_hold_the_front_drive_force_as_documented() -> None:
+    """d(vx, vy, r)/dt of one state above the blend speed, from docs/engine.md's equations
+    written out here (linear tyres, static loads, both axles at the common wheel speed)."""
+    import math
+
+    from rc_sim_description.constants import GRAVITY_MPS2 as G
+    from rc_sim_engine.models import MODELS
+    from rc_sim_engine.packed import pack_params
+    from rc_sim_engine.state import N_STATE, STEER, WHEEL_SPEED
+
+    p = load_vehicle_params().with_values(drive_model='first_order', driven_axles='both_locked',
+                                          tyre_model='linear')
+    vx, vy, r, delta = 3.0, 0.1, 0.8, 0.2
+    radius = p.effective_wheel_radius
+    omega = 1.05 * vx / radius
+    x = np.zeros(N_STATE)
+    x[VX], x[VY], x[YAW_RATE], x[STEER], x[WHEEL_SPEED] = vx, vy, r, delta, omega
+    d = MODELS['single_track'].derivative(x, pack_params([p])[0])
+
+    m, iz = p.mass_properties.mass, p.mass_properties.yaw_inertia
+    lf, lr, L = p.geometry.cg_to_front_axle, p.geometry.cg_to_rear_axle, p.geometry.wheelbase
+    fz_f, fz_r = m * G * lr / L, m * G * lf / L
+    lon = p.tyres.pacejka_longitudinal
+
+    def mf(k: float) -> float:
+        bx = lon.B * k
+        return lon.D * math.sin(lon.C * math.atan(bx - lon.E * (bx - math.atan(bx))))
+
+    c, s = math.cos(delta), math.sin(delta)
+    v_fx = vx * c + (vy + lf * r) * s
+    v_fy = -vx * s + (vy + lf * r) * c
+    fy_f = p.tyres.cornering_stiffness_front * -math.atan2(v_fy, abs(v_fx))
+    fy_r = p.tyres.cornering_stiffness_rear * -math.atan2(vy - lr * r, abs(vx))
+    fx_r = fz_r * mf((radius * omega - vx) / abs(vx))
+    fx_f = fz_f * mf((radius * omega - v_fx) / abs(v_fx))
+    assert abs(fx_f) > 1.0 and abs(fx_f * s) > 0.1          # the terms matter here
+    expected = ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
+                (fy_r + fy_f * c + fx_f * s) / m - vx * r,
+                (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz)
+    np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)

@@ -125,3 +125,30 @@ def test_stopped_in_a_turn_the_slips_settle_and_the_drive_off_has_no_kick() -> N
     assert abs(rest[ALPHA_FRONT]) < 0.02 and abs(rest[ALPHA_REAR]) < 0.02
     _, r_plain = run(0.0)
     assert np.max(np.abs(r_relaxed - r_plain)) < 0.1 * np.max(np.abs(r_plain))
+
+
+def test_the_relaxation_target_floors_the_speed() -> None:
+    """d(alpha')/dt = lambda (alpha_bar - alpha'), alpha_bar with |v_x| floored at 0.2 m/s
+    (docs/engine.md): at rest with a creeping lateral velocity the target stays near 0 (the
+    geometric angle would be -pi/2), and above the floor it is the geometric angle."""
+    import math
+
+    from rc_sim_engine.models import MODELS
+    from rc_sim_engine.packed import pack_params
+    from rc_sim_engine.state import N_STATE
+
+    sigma = 0.05
+    p = _params(sigma, sigma)
+    row = pack_params([p])[0]
+    for vx, vy in ((0.0, 1e-4), (2.0, 0.15)):
+        x = np.zeros(N_STATE)
+        x[VX], x[VY], x[STEER] = vx, vy, 0.1
+        d = MODELS['single_track'].derivative(x, row)
+        lam = max(vx, 0.2) / sigma
+        c, s = math.cos(0.1), math.sin(0.1)
+        v_fx, v_fy = vx * c + vy * s, -vx * s + vy * c
+        target_f = -math.atan2(v_fy, max(abs(v_fx), 0.2))
+        target_r = -math.atan2(vy, max(abs(vx), 0.2))
+        assert d[ALPHA_FRONT] == pytest.approx(min(max(abs(v_fx), 0.2) / sigma, 400.0)
+                                               * target_f, rel=1e-12)
+        assert d[ALPHA_REAR] == pytest.approx(min(lam, 400.0) * target_r, rel=1e-12)
