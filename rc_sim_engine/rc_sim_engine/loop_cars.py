@@ -23,7 +23,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_engine.multicar import car_contacts_kernel, footprint_centers
-from rc_sim_engine.state import VX, VY, WHEEL_INTEGRAL, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.state import (
+    ALPHA_FRONT,
+    ALPHA_REAR,
+    VX,
+    VY,
+    WHEEL_INTEGRAL,
+    WHEEL_SPEED,
+    YAW,
+    YAW_RATE,
+    X,
+    Y,
+)
 
 __all__ = ['KIND_CAR', 'car_pass', 'closest_gap', 'push_out', 'respond_car', 'world_velocities']
 
@@ -37,7 +48,8 @@ KIND_CAR = 3
 @njit(cache=True, nogil=True, error_model='numpy', inline='always')
 def push_out(x: F64, lr: float, bx: float, by: float, byaw: float, response: int) -> bool:
     """Common part of every collision response (walls and cars): unless ``response`` is 2
-    (ignore), move base_link to (bx, by, byaw); for 0 (stop) also zero the velocities. True when
+    (ignore), move base_link to (bx, by, byaw); for 0 (stop) also zero the velocities and the
+    tyres' transient slips. True when
     the caller still has to apply its bounce."""
     if response == 2:
         return False
@@ -50,6 +62,8 @@ def push_out(x: F64, lr: float, bx: float, by: float, byaw: float, response: int
         x[YAW_RATE] = 0.0
         x[WHEEL_SPEED] = 0.0
         x[WHEEL_INTEGRAL] = 0.0
+        x[ALPHA_FRONT] = 0.0  # the tyres' transient slips, as Car.stop
+        x[ALPHA_REAR] = 0.0
         return False
     return True
 
