@@ -2,10 +2,11 @@
 choice among them on held-out windows (a parsimony rule).
 
 Candidates (``free: auto``): servo first or second order, each with a fitted transport delay
-(or also none with ``structures.delay: [true, false]``), each with instantaneous tyres and with
-fitted tyre relaxation lengths (``structures.tyre_relaxation``), with the drive the commands need
-(a speed-loop ESC for speed commands, the ESC + DC motor model for a throttle). Each starts from
-the staged identification and, when one was fitted, from a related candidate's values.
+(or also none with ``structures.delay: [true, false]``), with instantaneous tyres (and on request,
+``structures.tyre_relaxation: [false, true]``, also with fitted tyre relaxation lengths), with the
+drive the commands need (a speed-loop ESC for speed commands, the ESC + DC motor model for a
+throttle). Each starts from the staged identification and, when one was fitted, from a related
+candidate's values.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
 
 def relaxation_start(base: VehicleParams) -> float:
     """Start value [m] of the fitted relaxation lengths: the base's front one when set, else
-    the wheel radius (car tyres relax over about one radius to a diameter; Pacejka 2012, 7.2)."""
+    the wheel radius (a start of the order of the tyre's size; the data move it)."""
     sigma = base.tyres.relaxation_length_front
     return sigma if sigma > 0.0 else base.geometry.wheel_radius
 

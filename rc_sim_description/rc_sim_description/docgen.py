@@ -132,8 +132,8 @@ RANGE_BASIS: dict[str, str] = {
                                  'with the inertias it sets the stiffest chassis mode '
                                  '(cross-field check)',
     'cornering_stiffness_rear': 'as cornering_stiffness_front',
-    'relaxation_length_front': 'a few cm on 1:10 rubber tyres, about a wheel radius to a '
-                               'diameter on car tyres; 2 m is a lag of a second at 2 m/s',
+    'relaxation_length_front': 'of the order of the wheel radius; 2 m is a lag of a second at '
+                               '2 m/s',
     'relaxation_length_rear': 'as relaxation_length_front',
     'pacejka_lateral': 'published RC fits: B 2.5-20, C 1.2-1.9, D 0.5-2; C > 2 reverses the '
                        'force at large slip, E > 1 bends the curve back',
