@@ -264,6 +264,17 @@ def _tyre_model(value: Any, where: str) -> str | None:
                            f"base parameters' model), got {value!r}")
 
 
+def _bool_options(st: Mapping[str, Any], key: str, default: bool, where: str,
+                  meaning: str) -> list[bool]:
+    """``structures.<key>``: a bool or a non-empty list of bools (the candidates to try)."""
+    value = st.get(key, [default])
+    if isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, bool) for v in value):
+        raise CalibrationError(f'{where}: structures.{key}: a list of {meaning}')
+    return value
+
+
 def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     """structures: {servo: [...], delay: [...], tyre_relaxation: [...], holdout_every},
     verdict: {worse_tolerance},
@@ -274,18 +285,10 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         servo = [servo]
     if not isinstance(servo, list) or not servo or any(s not in SERVO_MODELS for s in servo):
         raise CalibrationError(f'{where}: structures.servo: a list of {", ".join(SERVO_MODELS)}')
-    delay = st.get('delay', [True])
-    if isinstance(delay, bool):
-        delay = [delay]
-    if not isinstance(delay, list) or not delay or not all(isinstance(d, bool) for d in delay):
-        raise CalibrationError(f'{where}: structures.delay: a list of true (fit a transport '
-                               'delay) and/or false (none)')
-    relax = st.get('tyre_relaxation', [False])
-    if isinstance(relax, bool):
-        relax = [relax]
-    if not isinstance(relax, list) or not relax or not all(isinstance(r, bool) for r in relax):
-        raise CalibrationError(f'{where}: structures.tyre_relaxation: a list of false '
-                               '(instantaneous tyres) and/or true (fitted relaxation lengths)')
+    delay = _bool_options(st, 'delay', True, where,
+                          'true (fit a transport delay) and/or false (none)')
+    relax = _bool_options(st, 'tyre_relaxation', False, where,
+                          'false (instantaneous tyres) and/or true (fitted relaxation lengths)')
     every = _get({'holdout_every': st.get('holdout_every', 3)}, 'holdout_every', int,
                  f'{where}: structures')
     if every < 2:
