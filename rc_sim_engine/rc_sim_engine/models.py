@@ -160,8 +160,15 @@ def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: f
     if p[P_DRIVE_MODEL] > 1.5:
         return throttle_force(vx, omega, fz_rear, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0],
                               p[P_CR1], p[P_CR2])
-    kappa = (p[P_R] * omega - vx) / max(abs(vx), V_EPS)
-    return fz_rear * mf_shape(kappa, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
+    return slip_drive_force(vx, omega, p, fz_rear)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def slip_drive_force(v_along: float, omega: float, p: NDArray[np.float64], fz: float) -> float:
+    """``Fz MF_long(kappa)``, ``kappa = (R omega - v) / max(|v|, V_EPS)`` [N] of a wheel
+    turning at ``omega`` whose contact point moves at ``v_along`` along it."""
+    kappa = (p[P_R] * omega - v_along) / max(abs(v_along), V_EPS)
+    return fz * mf_shape(kappa, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -230,8 +237,7 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
         target_f, target_r, _ = slip_angles(vx, vy, r, cos_delta, sin_delta, p, V_EPS)
     fx_f = 0.0
     if p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] < 1.5:
-        kappa_f = (p[P_R] * omega - v_fx) / max(abs(v_fx), V_EPS)
-        fx_f = fz_f * mf_shape(kappa_f, p[P_LON_B], p[P_LON_C], p[P_LON_D], p[P_LON_E])
+        fx_f = slip_drive_force(v_fx, omega, p, fz_f)
     dalf = dalr = 0.0
     if p[P_SIGMA_F] > 0.0:
         dalf = relaxation_rate(v_fx, p[P_SIGMA_F]) * (target_f - alf)
