@@ -202,8 +202,9 @@ class DriveParams:
     driven_axles: str = _p(
         '-', 'rear, or both_locked: front and rear wheels turn at the same speed (a locked '
         'centre: spool or belt, the usual 1:10 touring-car layout), so in a turn the front '
-        'wheels brake and the rear ones push (engine single_track, slip-driven drives; the '
-        'pd_joint wheel loop counts the rear reaction only; gz drives the rear wheels).', None,
+        'wheels brake and the rear ones push (engine single_track; a throttle drive shares its '
+        'motor force by the axle loads; the pd_joint wheel loop counts the rear reaction only; '
+        'gz drives the rear wheels).', None,
         one_of(DRIVEN_AXLES))
     effective_wheel_radius: float | None = _p(
         'm', 'Effective rolling radius R (speed = R omega when rolling without slip); null: '

@@ -23,7 +23,9 @@ angle with |v_x| floored at V_EPS, so alpha' settles at rest), ``lambda =
 min(max(|v_x|, V_EPS) / sigma, RELAX_RATE_MAX)`` (Pacejka, *Tire and Vehicle Dynamics* 2012, 7.2,
 first-order transient model with the atan2 slip angle). With both axles locked together
 (``drive.driven_axles: both_locked``) the front axle adds ``Fx_f = Fz_f MF_long(kappa_f)`` along
-its wheel, ``kappa_f = (R omega - v_fx) / max(|v_fx|, V_EPS)``. Axle loads
+its wheel, ``kappa_f = (R omega - v_fx) / max(|v_fx|, V_EPS)``; a throttle drive's motor force
+F (capped at ``D (Fz_f + Fz_r)``) is shared ``Fx_f = F Fz_f / (Fz_f + Fz_r)`` along the front
+wheel, the rest at the rear. Axle loads
 are static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h
 / L`` (ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the
 kinematic one, above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no
@@ -164,6 +166,16 @@ def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: f
 
 
 @njit(cache=True, error_model='numpy', inline='always')
+def throttle_total(vx: float, duty: float, p: NDArray[np.float64], fz_f: float, fz_r: float
+                   ) -> float:
+    """Throttle force [N] of a locked four-wheel drive: the motor drives both axles, so the
+    grip cap is that of both (``D (Fz_f + Fz_r)``); :func:`single_track_forces` shares it by
+    the axle loads."""
+    return throttle_force(vx, duty, fz_f + fz_r, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0],
+                          p[P_CR1], p[P_CR2])
+
+
+@njit(cache=True, error_model='numpy', inline='always')
 def slip_drive_force(v_along: float, omega: float, p: NDArray[np.float64], fz: float) -> float:
     """``Fz MF_long(kappa)``, ``kappa = (R omega - v) / max(|v|, V_EPS)`` [N] of a wheel
     turning at ``omega`` whose contact point moves at ``v_along`` along it."""
@@ -224,11 +236,14 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     the front wheel) is 0 but with both axles locked to ``omega`` and a slip-driven drive:
     ``Fz_f MF_long((R omega - v_fx) / max(|v_fx|, V_EPS))``."""
     fz_f, fz_r = p[P_FZ_FRONT], p[P_FZ_REAR]
-    fx_r = rear_drive_force(vx, omega, p, fz_r)
+    awd_throttle = p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] > 1.5
+    fx_r = throttle_total(vx, omega, p, fz_f, fz_r) if awd_throttle else \
+        rear_drive_force(vx, omega, p, fz_r)
     cf, cr = p[P_CF], p[P_CR]
     if p[P_LOAD_TRANSFER] > 0.5:
         fz_f, fz_r = axle_loads(p, fx_r)
-        fx_r = rear_drive_force(vx, omega, p, fz_r)
+        fx_r = throttle_total(vx, omega, p, fz_f, fz_r) if awd_throttle else \
+            rear_drive_force(vx, omega, p, fz_r)
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
     alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
@@ -236,7 +251,10 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     if p[P_SIGMA_F] > 0.0 or p[P_SIGMA_R] > 0.0:  # the transient slips' targets: floored speed
         target_f, target_r, _ = slip_angles(vx, vy, r, cos_delta, sin_delta, p, V_EPS)
     fx_f = 0.0
-    if p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] < 1.5:
+    if awd_throttle:  # the locked drivetrain shares the motor's force by the axle loads
+        fx_f = fx_r * fz_f / (fz_f + fz_r)
+        fx_r -= fx_f
+    elif p[P_AWD] > 0.5:
         fx_f = slip_drive_force(v_fx, omega, p, fz_f)
     dalf = dalr = 0.0
     if p[P_SIGMA_F] > 0.0:

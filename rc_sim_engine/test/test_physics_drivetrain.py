@@ -6,7 +6,9 @@ properties the equations imply.
 - in a steady turn the front axle runs on the longer path (its speed along the wheel is
   ``sqrt(v_r^2 + (L r)^2)``-like), so at the common wheel speed it brakes: the locked car turns
   less than the rear-driven one (understeer at low speed, where the tyres are linear);
-- the throttle drive (force from the motor, no wheel slip) is not changed by the split.
+- the throttle drive (force from the motor, no wheel slip) drives both axles in proportion to
+  their loads: straight ahead the car is the rear-driven one; in a turn the front share acts
+  along the steered wheel (a lateral force and a yaw moment the rear drive lacks).
 """
 
 from __future__ import annotations
@@ -51,15 +53,65 @@ def test_the_understeer_grows_with_the_steering_angle() -> None:
     assert 0.0 < loss[0] < loss[1]
 
 
-def test_the_throttle_drive_is_not_changed_by_the_split() -> None:
+def _throttle_car(axles: str) -> tuple[Car, object]:
+    p = load_vehicle_params().with_values(drive_model='throttle', driven_axles=axles,
+                                          motor_force_gain=20.0, rolling_resistance=0.5)
+    return Car(p, dt=DT, drive_kind='throttle'), p
+
+
+def test_the_throttle_drive_straight_ahead_is_the_rear_drive() -> None:
     def run(axles: str) -> np.ndarray:
-        p = load_vehicle_params().with_values(drive_model='throttle', driven_axles=axles,
-                                              motor_force_gain=20.0, rolling_resistance=0.5)
-        car = Car(p, dt=DT, drive_kind='throttle')
-        car.step(0.2, 0.3, 600)
+        car, _ = _throttle_car(axles)
+        car.step(0.0, 0.3, 600)
         return car.state[0].copy()
 
     np.testing.assert_allclose(run('both_locked'), run('rear'), rtol=0, atol=1e-12)
+
+
+def test_the_throttle_drive_in_a_turn_pulls_the_nose_in() -> None:
+    """Under power the front share of a locked 4WD acts along the steered wheel: more yaw rate
+    than the rear-driven car with the same commands (the sign of ``lf Fx_f sin(delta)``)."""
+    rates = {}
+    for axles in ('rear', 'both_locked'):
+        car, _ = _throttle_car(axles)
+        car.step(0.2, 0.3, 600)
+        rates[axles] = car.state[0][YAW_RATE]
+    assert rates['both_locked'] > (1.0 + 1e-3) * rates['rear'] > 0.0
+
+
+def test_the_body_rates_share_the_throttle_force_by_the_axle_loads() -> None:
+    """d(vx, vy, r)/dt of one throttle state: F = C_m1 d - C_m2 d v - C_r0 - C_r1 v - C_r2 v|v|
+    shared as Fx_f = F Fz_f / (Fz_f + Fz_r) along the front wheel, the rest at the rear."""
+    import math
+
+    from rc_sim_description.constants import GRAVITY_MPS2 as G
+    from rc_sim_engine.models import MODELS
+    from rc_sim_engine.packed import pack_params
+    from rc_sim_engine.state import DUTY, N_STATE, STEER
+
+    _, p = _throttle_car('both_locked')
+    p = p.with_values(tyre_model='linear')
+    vx, vy, r, delta, duty = 3.0, 0.1, 0.8, 0.2, 0.4
+    x = np.zeros(N_STATE)
+    x[VX], x[VY], x[YAW_RATE], x[STEER], x[DUTY] = vx, vy, r, delta, duty
+    d = MODELS['single_track'].derivative(x, pack_params([p])[0])
+
+    dr = p.drive
+    m, iz = p.mass_properties.mass, p.mass_properties.yaw_inertia
+    lf, lr, L = p.geometry.cg_to_front_axle, p.geometry.cg_to_rear_axle, p.geometry.wheelbase
+    fz_f, fz_r = m * G * lr / L, m * G * lf / L
+    force = (dr.motor_force_gain * duty - dr.motor_back_emf_gain * duty * vx
+             - dr.rolling_resistance - dr.viscous_resistance * vx - dr.drag_coefficient * vx * vx)
+    fx_f, fx_r = force * fz_f / (fz_f + fz_r), force * fz_r / (fz_f + fz_r)
+    c, s = math.cos(delta), math.sin(delta)
+    v_fy = -vx * s + (vy + lf * r) * c
+    fy_f = p.tyres.cornering_stiffness_front * -math.atan2(v_fy, vx * c + (vy + lf * r) * s)
+    fy_r = p.tyres.cornering_stiffness_rear * -math.atan2(vy - lr * r, vx)
+    assert abs(fx_f * s) > 0.1                                # the term matters here
+    expected = ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
+                (fy_r + fy_f * c + fx_f * s) / m - vx * r,
+                (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz)
+    np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)
 
 
 def test_the_body_rates_hold_the_front_drive_force_as_documented() -> None:
