@@ -6,8 +6,9 @@ prediction CSV of ``docs/prediction_windows.md`` and the independent evaluator
 (``benchmarks/realdata/evaluate_predictions.py``) reads it back and prints the pooled position
 RMSE and yaw-rate RMSE. Predictors: CTRV (``rc_sim_calibration.baselines``), for DART the builders'
 published model (``benchmarks/realdata/dart_published_model.py``), and rc-sim: nominal (the
-measured geometry only) and calibrated (the default ``rcsim fit`` on the case's training
-recordings; its fit time and verdict are printed with the row).
+measured geometry only), calibrated (the default ``rcsim fit`` on the case's training
+recordings; its fit time and verdict are printed with the row) and, for DART, calibrated with
+the steering angles measured at standstill (``fit_measured_steering.yaml``).
 
     .venv/bin/python benchmarks/bench_realdata_prediction.py [--horizon 1.0] [--out DIR]
         [--csv 'NAME:CASE=pred.csv' ...]
@@ -95,43 +96,63 @@ TRAINING = {'dart_slow': ['dart/4_sept_random_driving_fast.bag'],
             'frictionmaps_DS3': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2']}
 
 
+#: steering angles a team measures at standstill (the fit_measured_steering.yaml recipe of
+#: docs/calibration.md); DART: delta(0) = -0.014, delta(+1) = +0.320, delta(-1) = -0.403 rad
+#: (the realdata README's values, from the builders' published map)
+MEASURED_STEERING = {
+    'DART': 'steering: {steering_offset: -0.014, steering_gain_left: 0.334, '
+            'steering_gain_right: 0.389}\n',
+}
+FIT_MEASURED_STEERING = (Path(__file__).resolve().parents[1] / 'rc_sim_calibration' / 'config'
+                         / 'fit_measured_steering.yaml')
+
+
 def rcsim_csvs(case: Case, horizon: float, out: Path) -> dict[str, tuple[Path, str]]:
     """The rc-sim rows of ``case``: the default fit (``rc_sim_calibration.fit``, the program of
     ``rcsim fit``) on the case's training recordings, then the window predictions of the
     held-out recording (``rcsim replay --horizon``) with the nominal (measured) and the
-    calibrated parameters. Returns name -> (CSV, note)."""
+    calibrated parameters; where MEASURED_STEERING has the car, also the fit with the measured
+    steering angles and fit_measured_steering.yaml. Returns name -> (CSV, note)."""
     from rc_sim_calibration.dataset import load_dataset
     from rc_sim_calibration.fit import fit
     from rc_sim_calibration.replay import replay_windows
     from rc_sim_calibration.settings import load_fit_settings
-    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.params import VehicleParams, load_vehicle_params
 
     root = realdata_dir()
     measured = out / f'{case.car}_measured.yaml'
     measured.write_text(MEASURED[case.car])
     base = load_vehicle_params(overrides=[measured])
-    settings = load_fit_settings()
     rec = root / case.recording
-    train = [load_dataset(root / b, base, settings.data, recording=rec)
-             for b in TRAINING[case.key]]
-    held = load_dataset(root / case.bag, base, settings.data, recording=rec)
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = fit(train, base, settings)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
-    label = result.scores[result.chosen].candidate.label
-    note = (f'fit {wall:.0f} s wall / {cpu:.0f} s CPU, {label}; verdict on held-out windows '
-            f'of the training recordings: {verdict}')
+    variants = [('rc-sim calibrated', base, load_fit_settings())]
+    if case.car in MEASURED_STEERING:
+        lock = out / f'{case.car}_measured_steering.yaml'
+        lock.write_text(MEASURED_STEERING[case.car])
+        variants.append(('rc-sim cal.+lock', load_vehicle_params(overrides=[measured, lock]),
+                         load_fit_settings(FIT_MEASURED_STEERING)))
     csvs: dict[str, tuple[Path, str]] = {}
-    for name, params, offset in (('rc-sim nominal', base, None),
-                                 ('rc-sim calibrated', result.params,
-                                  result.offset if result.offset_fitted else None)):
+    held = load_dataset(root / case.bag, base, variants[0][2].data, recording=rec)
+    rows: list[tuple[str, VehicleParams, tuple[float, float, float] | None, str]] = [
+        ('rc-sim nominal', base, None, 'measured geometry only')]
+    for name, vbase, settings in variants:
+        train = [load_dataset(root / b, vbase, settings.data, recording=rec)
+                 for b in TRAINING[case.key]]
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = fit(train, vbase, settings)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
+        label = result.scores[result.chosen].candidate.label
+        rows.append((name, result.params, result.offset if result.offset_fitted else None,
+                     f'fit {wall:.0f} s wall / {cpu:.0f} s CPU, {label}; verdict on held-out '
+                     f'windows of the training recordings: {verdict}'))
+    settings = variants[0][2]
+    for name, params, offset, note in rows:
         ds = held if offset is None else load_dataset(root / case.bag, base, settings.data,
                                                       recording=rec, pose_offset=offset)
         table, _ = replay_windows(params, ds, settings, horizon)
-        path = out / f'{case.key}_{name.replace(" ", "_")}.csv'
+        path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
         write_prediction_csv(str(path), table)
-        csvs[name] = (path, note if 'calibrated' in name else 'measured geometry only')
+        csvs[name] = (path, note)
     return csvs
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from rc_sim_calibration.coverage import coverage_warnings
 from rc_sim_calibration.dataset import Dataset
 from rc_sim_calibration.errors import CalibrationError
 from rc_sim_calibration.identifiability import Identifiability, analyse
@@ -39,7 +40,12 @@ from rc_sim_calibration.settings import (
     apply_values,
     resolve_free,
 )
-from rc_sim_calibration.staged import StageResult, default_inertia_scaled, initial_values
+from rc_sim_calibration.staged import (
+    StageResult,
+    default_inertia_scaled,
+    initial_values,
+    signals,
+)
 from rc_sim_calibration.structures import (
     Candidate,
     CandidateScore,
@@ -324,6 +330,8 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
         if validate else None
     verdict = judge(final, nominal, values, offset0, all_win, holdout, val_win, settings)
     warnings += list(verdict.warnings) + list(ident.flags)
+    warnings += coverage_warnings([signals(d) for d in train], nominal.geometry.wheelbase,
+                                  train[0].drive_kind)
     free_out = list(final.free) + [f for f in problem.free if f.name in fixed]
     values_out = np.concatenate([values, [fixed[f.name] for f in free_out[len(values):]]])
     ident = _extend(ident, [f.name for f in free_out[len(values):]], values_out)

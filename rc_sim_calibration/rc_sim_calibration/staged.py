@@ -41,7 +41,7 @@ from rc_sim_calibration.measured_point import LeverArm, lever_arm_regression
 from rc_sim_description.constants import GRAVITY_MPS2 as GRAVITY
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 
-__all__ = ['Signals', 'StageResult', 'initial_values', 'signals']
+__all__ = ['Signals', 'StageResult', 'initial_values', 'sample_commands', 'signals']
 
 Array = np.ndarray
 CMD_DT = 0.002                       # [s] command grid of the stages
@@ -112,6 +112,11 @@ def _at(sig: Signals, u: Array) -> Array:
     """Values of a CMD_DT-grid series at the data grid times."""
     idx = np.clip(np.round((sig.t - sig.tc[0]) / CMD_DT).astype(int), 0, u.size - 1)
     return u[idx]
+
+
+def sample_commands(sig: Signals) -> tuple[Array, Array]:
+    """(steering, drive) commands at the data grid times (drive gated by the deadman)."""
+    return _at(sig, sig.steer), _at(sig, sig.drive)
 
 
 def _shape(s: Array, k: float) -> Array:

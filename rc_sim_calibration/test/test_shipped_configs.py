@@ -28,6 +28,9 @@ def test_shipped_configurations_load_and_the_fit_box_is_inside_the_ranges() -> N
         load_recording(path)
     for path in sorted((ROOT / 'rc_sim_sensors' / 'config' / 'lidar_errors').glob('*.yaml')):
         LidarErrorConfig.from_yaml(path)
+    measured = load_fit_settings(ROOT / 'rc_sim_calibration' / 'config' /
+                                 'fit_measured_steering.yaml')
+    assert {'steering_gain_left', 'steering_gain_right', 'steering_gain'} <= set(measured.priors)
     settings = load_fit_settings()
     every = dataclasses.replace(settings, free=tuple(  # not vehicle keys: no vehicle range
         n for n in settings.bounds if n not in PSEUDO_NAMES))
