@@ -9,29 +9,36 @@ of the window. The fit scores exactly these predictions, so its cost and ``rcsim
 Per window this module holds the truth at the samples (raw measured position; velocity of the
 measured point in its own axes and yaw rate from the local fit, NaN where the fit is not valid)
 and the commands on the physics-step grid from ``lookback`` seconds before the window start to
-its end (the history sets the actuator states and feeds the transport delay).
+its end (the history sets the actuator states and feeds the transport delay). The fit's windows
+leave out those whose truth is physically implausible (:data:`MAX_TRUTH_ACCELERATION`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import math
 
 import numpy as np
 
 from rc_sim_calibration.baselines import (
     PoseTrack,
+    Windows,
     fit_half_width,
     local_quadratic_fit,
     make_windows,
 )
 from rc_sim_calibration.dataset import Dataset
 from rc_sim_calibration.errors import CalibrationError
+from rc_sim_description.constants import GRAVITY_MPS2
 
-__all__ = ['FitWindows', 'build_windows']
+__all__ = ['MAX_TRUTH_ACCELERATION', 'FitWindows', 'build_windows']
 
 Array = np.ndarray
+#: [m/s^2] a window whose measured truth accelerates beyond this is left out of the fit (3 g:
+#: three times what tyres with a friction coefficient of 1 can give)
+MAX_TRUTH_ACCELERATION = 3.0 * GRAVITY_MPS2
+ACCELERATION_BASELINE = 0.2  # [s] over which the truth's acceleration is measured
 
 
 @dataclass(frozen=True)
@@ -186,10 +193,47 @@ def command_grid(horizon: float, lookback: float, dt: float) -> Array:
     return t
 
 
+def _truth_acceleration(track: PoseTrack) -> Array:
+    """|v_world(t + b/2) - v_world(t - b/2)| / b per sample [m/s^2], b = ACCELERATION_BASELINE,
+    of the protocol's local-fit velocity (valid fits only; 0 where there is none): over 0.2 s a
+    pose source's jitter moves it by a few m/s^2, a jump of the pose by tens."""
+    _, slope, valid = local_quadratic_fit(
+        track.t, np.stack([track.x, track.y, track.yaw], 1), fit_half_width(track.t))
+    t = track.t[valid]
+    if t.size < 2:
+        return np.zeros(track.t.size)
+    h = 0.5 * ACCELERATION_BASELINE
+    dv = [np.interp(track.t + h, t, slope[valid, i]) - np.interp(track.t - h, t, slope[valid, i])
+          for i in (0, 1)]
+    return np.hypot(dv[0], dv[1]) / ACCELERATION_BASELINE
+
+
+def _drop_implausible(win: Windows, accel: Array, rows: Array) -> Windows:
+    """``win`` without the windows whose truth accelerates beyond MAX_TRUTH_ACCELERATION
+    (listed under ``skipped['implausible']``)."""
+    peak = np.zeros(win.index.size)
+    np.maximum.at(peak, win.sample_window, accel[rows])
+    keep = peak <= MAX_TRUTH_ACCELERATION
+    if keep.all():
+        return replace(win, skipped={**win.skipped, 'implausible': []})
+    new_index = np.cumsum(keep) - 1
+    sample_keep = keep[win.sample_window]
+    per_window = {k: getattr(win, k)[keep] for k in
+                  ('index', 'start', 'x0', 'y0', 'yaw0', 'vx0', 'vy0', 'yaw_rate0')}
+    return replace(win, **per_window, sample_window=new_index[win.sample_window[sample_keep]],
+                   sample_t=win.sample_t[sample_keep],
+                   skipped={**win.skipped, 'implausible': [int(k) for k in win.index[~keep]]})
+
+
 def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: float, dt: float,
                   raw: bool = False) -> FitWindows:
     """Protocol windows of ``datasets`` (their cleaned pose tracks, or every pose message with
-    ``raw=True`` as the evaluator reads them). CalibrationError when no window is usable."""
+    ``raw=True`` as the evaluator reads them). CalibrationError when no window is usable.
+
+    The fit's windows (not ``raw``) also leave out those whose measured truth accelerates beyond
+    :data:`MAX_TRUTH_ACCELERATION` (``skipped['implausible']``): a pose source that jumps (a
+    particle filter relocalising) gives a speed no car reaches, which no model predicts and
+    which would otherwise decide the fit and its verdict."""
     if not datasets:
         raise CalibrationError('no datasets to fit')
     kinds = {ds.kinds for ds in datasets}
@@ -214,6 +258,9 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
             win = make_windows(track, horizon)
         except ValueError as exc:
             raise CalibrationError(f'{ds.name}: {exc}') from None
+        if not raw and win.index.size:
+            win = _drop_implausible(win, _truth_acceleration(track),
+                                    np.searchsorted(track.t, win.sample_t))
         skipped.append(win.skipped)
         noise.append({**truth_noise(track), **gyro_noise(ds)})
         if not win.index.size:

@@ -111,6 +111,39 @@ def test_windows_follow_the_protocol_and_carry_the_command_history():
     np.testing.assert_allclose(win.steering_cmd[0][~before], 0.2)
 
 
+def _jumping_dataset(jump: float):
+    """1 m/s along x for 10.2 s at 25 Hz; from t = 5.2 s to 5.4 s the pose source reports the
+    car ``jump`` metres ahead (a particle filter relocalising and coming back)."""
+    t = np.arange(0.0, 10.2 + 1e-9, 1 / 25.0)
+    x = t + np.where((t >= 5.2) & (t < 5.4), jump, 0.0)
+    track = make_pose_track(t, x, 0 * t, 0 * t)
+    base = _dataset(10.2, 25.0)
+    from dataclasses import replace
+
+    return replace(base, t=t, x=x, y=0 * t, yaw=0 * t, vx=np.ones_like(t), vy=0 * t,
+                   yaw_rate=0 * t, wheel_speed=np.full_like(t, np.nan), pose_x=x,
+                   pose_y=0 * t, pose_yaw=0 * t, track=track, raw_track=track)
+
+
+def test_fit_windows_leave_out_a_truth_no_car_can_follow():
+    """A 1 m jump of the pose for 0.2 s accelerates the local-fit truth by far more than 3 g:
+    the fit leaves that window out (reason ``implausible``); the protocol windows of the replay
+    (raw) keep it; 1 cm of jitter does not trigger it."""
+    fit_win = build_windows([_jumping_dataset(1.0)], 2.0, lookback=0.1, dt=0.01)
+    raw_win = build_windows([_jumping_dataset(1.0)], 2.0, lookback=0.1, dt=0.01, raw=True)
+    assert fit_win.skipped[0]['implausible'] == [2]
+    assert 2 in raw_win.index.tolist() and 2 not in fit_win.index.tolist()
+    assert fit_win.index.tolist() == [k for k in raw_win.index.tolist() if k != 2]
+    # the kept windows' samples are exactly the raw ones of those windows
+    keep = np.isin(raw_win.index[raw_win.sample_window], fit_win.index)
+    np.testing.assert_array_equal(fit_win.tau, raw_win.tau[keep])
+    np.testing.assert_array_equal(fit_win.x, raw_win.x[keep])
+    assert np.all(np.diff(fit_win.sample_window) >= 0) and fit_win.sample_window.max() == \
+        fit_win.index.size - 1
+    jitter = build_windows([_jumping_dataset(0.01)], 2.0, lookback=0.1, dt=0.01)
+    assert jitter.skipped[0]['implausible'] == [] and 2 in jitter.index.tolist()
+
+
 def test_too_short_data():
     with pytest.raises(CalibrationError, match='no 10 s window'):
         build_windows([_dataset()], 10.0, lookback=0.1, dt=0.01)
