@@ -25,7 +25,7 @@ from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.bags.typestore import base_typestore
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import ConfigError
-from rc_sim_description.frames import yaw_to_quaternion
+from rc_sim_description.frames import car_namespaces, yaw_to_quaternion
 
 __all__ = [
     'SimBagStream',
@@ -275,7 +275,7 @@ class SimBagStream:
                  lidar: bool = True, extra: Iterable[tuple[str, str, int, Any]] = ()) -> None:
         n = len(params)
         if namespaces is None:
-            namespaces = [''] if n == 1 else [f'car_{i}' for i in range(n)]
+            namespaces = car_namespaces(n)
         if len(namespaces) != n:
             raise ConfigError(f'write_sim_result: {len(namespaces)} namespaces for {n} cars')
         self.bag, self.params, self.namespaces = bag, list(params), list(namespaces)

@@ -1,31 +1,30 @@
 """Several cars for one run: per-car vehicle parameters, start poses one behind the other, and
 the check that every start is clear of the walls and of the other cars.
 
-A starting grid puts car i straight behind car i - 1 along the first car's heading, its
-footprint's front ``gap`` behind the rear of car i - 1's footprint
-(:func:`rc_sim_engine.collision.footprint_from_params`).
+The starting grid (:func:`rc_sim_description.footprint.grid_starts`) puts car i straight behind
+car i - 1 along the first car's heading, its footprint's front ``gap`` behind the rear of car
+i - 1's footprint.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.footprint import GRID_GAP, footprint_from_params, grid_starts
 from rc_sim_description.params import VehicleParams
-from rc_sim_engine.collision import WorldArrays, deepest_contacts, footprint_from_params
+from rc_sim_engine.collision import WorldArrays, deepest_contacts
 from rc_sim_engine.multicar import car_contacts
 from rc_sim_engine.run_limits import check_cars
 from rc_sim_engine.world import World
 
-__all__ = ['GRID_GAP', 'check_starts', 'grid_starts', 'load_car_params', 'parse_car_options']
+__all__ = ['GRID_GAP', 'check_starts', 'grid_starts', 'lined_up', 'load_car_params',
+           'parse_car_options']
 
 FloatArray = NDArray[np.float64]
-#: Free distance between consecutive cars of a starting grid [m].
-GRID_GAP = 0.5
 
 
 def parse_car_options(specs: Sequence[str], n: int, flag: str) -> dict[int, list[str]]:
@@ -56,22 +55,14 @@ def load_car_params(n: int, common: Sequence[str], per_car: dict[int, list[str]]
             for i in range(n)]
 
 
-def grid_starts(first: Sequence[float], params: Sequence[VehicleParams],
-                gap: float = GRID_GAP) -> FloatArray:
-    """Base_link poses (N, 3): car 0 at ``first``, each next car straight behind the previous
-    one along its heading with ``gap`` metres free between their footprints."""
-    x0, y0, yaw = (float(v) for v in first)
-    c, s = math.cos(yaw), math.sin(yaw)
-    feet = [footprint_from_params(p) for p in params]
-    poses = np.empty((len(params), 3))
-    along = 0.0  # base_link of car i along the heading from car 0's
-    for i, f in enumerate(feet):
-        if i:
-            prev = feet[i - 1]
-            rear = along + prev.center_x - prev.half_length
-            along = rear - gap - (f.center_x + f.half_length)
-        poses[i] = (x0 + along * c, y0 + along * s, yaw)
-    return poses
+def lined_up(world: World, params: VehicleParams, first: Sequence[float], n: int) -> FloatArray:
+    """Start poses (n, 3) of ``n`` identical cars: car 0 at ``first``, the others lined up behind
+    it (:func:`grid_starts`), each start checked clear (:func:`check_starts`; one-line error)."""
+    check_cars(n)
+    cars = [params] * n
+    starts = grid_starts(first, cars)
+    check_starts(world, cars, starts)
+    return starts
 
 
 def check_starts(world: World, params: Sequence[VehicleParams], starts: FloatArray) -> None:

@@ -242,6 +242,7 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
     from rc_sim_description.errors import ConfigError
+    from rc_sim_description.frames import car_namespaces
     from rc_sim_description.limits import MAX_DURATION_S
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import SpawnPose, spawn_pose
@@ -316,7 +317,7 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
         if n > 1:
             summary['cars'] = n
             summary['starts'] = starts.tolist()
-            summary['namespaces'] = [f'car_{i}' for i in range(n)]
+            summary['namespaces'] = car_namespaces(n)
         (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
                                                     encoding='utf-8')
         bag.finish_storage()  # indexes and metadata while the plots are drawn

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_description.params import VehicleParams
+from rc_sim_description.footprint import Footprint, footprint_from_params
 from rc_sim_engine.world import World
 
 __all__ = [
@@ -49,27 +49,6 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 COLLISION_RESPONSES = ('stop', 'bounce', 'ignore')
 KIND_NAMES = ('box', 'disc', 'ring')
-
-
-@dataclass(frozen=True)
-class Footprint:
-    """Car outline in base_link: rectangle centred at (center_x, 0) with half sizes [m]."""
-
-    center_x: float
-    half_length: float
-    half_width: float
-
-
-def footprint_from_params(params: VehicleParams) -> Footprint:
-    """Convex outline of chassis box and wheels: length max(chassis, L + 2 r), width max(chassis, W
-    + w).
-
-    Centred half a wheelbase ahead of base_link (the rear axle centre), where the chassis box sits.
-    """
-    g = params.geometry
-    length = max(g.chassis_length, g.wheelbase + 2.0 * g.wheel_radius)
-    width = max(g.chassis_width, g.track_width + g.wheel_width)
-    return Footprint(0.5 * g.wheelbase, 0.5 * length, 0.5 * width)
 
 
 @dataclass(frozen=True)

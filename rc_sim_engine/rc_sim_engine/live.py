@@ -14,6 +14,7 @@ import numpy as np
 from rc_sim_control.ackermann import MAPPER_MODES
 from rc_sim_control.node_params import ParamSpec, check_spec
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.frames import car_namespaces
 from rc_sim_description.limits import MAX_CARS
 from rc_sim_engine.collision import COLLISION_RESPONSES
 from rc_sim_engine.simulator import SimConfig, Simulator
@@ -94,20 +95,11 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
     n = int(values.get('num_cars', 1))
     if n == 1:
         return Simulator(params, world, config, start=start)
-    from rc_sim_engine.car_grid import check_starts, grid_starts
-    from rc_sim_engine.run_limits import check_cars
+    from rc_sim_engine.car_grid import lined_up
 
-    check_cars(n)
-    cars = [params] * n
-    starts = grid_starts(start, cars)
-    check_starts(world, cars, starts)
-    return Simulator(cars, world, config, start=starts)
+    return Simulator([params] * n, world, config, start=lined_up(world, params, start, n))
 
 
-def car_namespaces(n: int) -> list[str]:
-    """Namespace of each car's topics and frames: none for one car, ``car_<i>`` for several (as
-    the bags of :mod:`rc_sim_engine.bagio`)."""
-    return [''] if n == 1 else [f'car_{i}' for i in range(n)]
 
 
 def car_vector(n: int, i: int, value: float) -> np.ndarray:
