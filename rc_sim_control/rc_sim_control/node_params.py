@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
+import re
 from typing import Any
 
 from rc_sim_control.ackermann import (
@@ -42,6 +43,7 @@ __all__ = [
     'bridge_specs',
     'check_spec',
     'control_launch_parameters',
+    'launch_namespace',
     'mapper_config',
     'mapper_specs',
     'odometry_config',
@@ -296,7 +298,20 @@ CONTROL_LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
                     'empty: the installed vehicle.yaml.'),
     'mode': ('yaw_rate', 'Meaning of cmd_vel angular.z: ' + ', '.join(MAPPER_MODES) + '.'),
     'wheel_odometry': ('true', 'Start wheel_odometry (publishes /wheel_odom).'),
+    'namespace': ('', 'Namespace of the nodes (a car among several: car_<i>); the odometry '
+                  'frames then carry its prefix (car_<i>/odom, car_<i>/base_link).'),
 }
+_NAMESPACE = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*')
+
+
+def launch_namespace(value: str) -> str:
+    """A launch ``namespace`` argument without its slashes ('' for none); one-line error unless
+    it is a valid ROS name (letters, digits, underscores; not starting with a digit)."""
+    ns = value.strip().strip('/')
+    if ns and not _NAMESPACE.fullmatch(ns):
+        raise ConfigError(f'launch argument namespace: {value!r} is not a valid ROS namespace '
+                          '(letters, digits and underscores, not starting with a digit)')
+    return ns
 
 
 def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, Any]]:
@@ -323,5 +338,9 @@ def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, 
     nodes = {'turning_command_mapper': {**common, 'mode': mode},
              'rear_wheel_speed_bridge': dict(common)}
     if launch_bool('wheel_odometry', v['wheel_odometry']):
-        nodes['wheel_odometry'] = dict(common)
+        ns = launch_namespace(v['namespace'])
+        frames = {'odom_frame': f'{ns}/odom', 'base_frame': f'{ns}/base_link'} if ns else {}
+        nodes['wheel_odometry'] = {**common, **frames}
+    else:
+        launch_namespace(v['namespace'])
     return nodes

@@ -22,6 +22,7 @@ from rc_sim_control.node_params import (
     bridge_specs,
     check_spec,
     control_launch_parameters,
+    launch_namespace,
     mapper_config,
     mapper_specs,
     odometry_config,
@@ -215,6 +216,17 @@ def test_control_launch_plan() -> None:
     assert plan['turning_command_mapper'] == {'use_sim_time': False, 'vehicle_params_file': '',
                                               'mode': 'steering_angle'}
     assert 'wheel_odometry' not in control_launch_parameters({'wheel_odometry': 'false'})
+
+
+def test_control_launch_plan_in_a_car_namespace() -> None:
+    plan = control_launch_parameters({'namespace': '/car_2/'})
+    assert plan['wheel_odometry']['odom_frame'] == 'car_2/odom'
+    assert plan['wheel_odometry']['base_frame'] == 'car_2/base_link'
+    assert 'odom_frame' not in control_launch_parameters({})['wheel_odometry']
+    assert launch_namespace(' /car_2 ') == 'car_2' and launch_namespace('') == ''
+    for bad in ('2car', 'car-1', 'car 1'):
+        with pytest.raises(ConfigError, match='not a valid ROS namespace'):
+            control_launch_parameters({'namespace': bad, 'wheel_odometry': 'false'})
 
 
 def test_control_launch_plan_with_override(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ reported here as a one-line :class:`~rc_sim_description.errors.ConfigError` /
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
@@ -17,17 +17,21 @@ import shlex
 from typing import Any
 
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.footprint import grid_starts
+from rc_sim_description.frames import car_namespaces, frame_prefix
 from rc_sim_description.limits import MAX_CARS
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import share_path, world_path
 from rc_sim_description.worlds import spawn_pose
 
-__all__ = ['BACKENDS', 'LAUNCH_ARGUMENTS', 'MODEL_NAME', 'LaunchArgument', 'LaunchPlan',
-           'argument', 'bridge_config', 'launch_bool', 'lidar_error_parameters', 'plan_launch',
-           'rviz_config']
+__all__ = ['BACKENDS', 'LAUNCH_ARGUMENTS', 'MODEL_NAME', 'PER_CAR_ACTIONS', 'CarSpawn',
+           'LaunchArgument', 'LaunchPlan', 'argument', 'bridge_config', 'bridge_entries',
+           'launch_bool', 'lidar_error_parameters', 'plan_launch', 'rviz_config']
 
 MODEL_NAME = 'rc_car'
 BACKENDS = ('gz', 'embedded')
+#: actions the launch file starts once per car (``LaunchPlan.cars``); the others once
+PER_CAR_ACTIONS = ('robot_state_publisher', 'create', 'bridge', 'control', 'lidar_error_injector')
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,35 @@ LAUNCH_ARGUMENTS: tuple[LaunchArgument, ...] = (
                    'or the path of a YAML file.'),
     LaunchArgument('backend', 'gz', 'gz: Gazebo Harmonic; embedded: the rc_sim_engine '
                    'simulator (no Gazebo).'),
-    LaunchArgument('num_cars', '1', 'Number of cars (at most RC_SIM_MAX_CARS). Several need '
-                   'backend:=embedded: one sim_node simulates them all (car 0 at x, y, yaw, the '
-                   'others lined up behind), with topics under car_<i>/ and frames '
-                   'car_<i>/...; the launch then starts sim_node (and RViz) only.'),
+    LaunchArgument('num_cars', '1', 'Number of cars (at most RC_SIM_MAX_CARS): car 0 at x, y, '
+                   'yaw, the others lined up behind it, with topics under car_<i>/ and frames '
+                   'car_<i>/.... backend:=gz spawns model rc_car_<i> per car with its own '
+                   'robot_state_publisher, bridge, control and lidar errors (seed i); '
+                   'backend:=embedded runs one sim_node for all of them (and RViz).'),
 )
 
+
+
+@dataclass(frozen=True)
+class CarSpawn:
+    """One car of a Gazebo launch: index, namespace (``''`` for a single car) and start pose of
+    base_link in the world [m, rad]."""
+
+    index: int
+    namespace: str
+    x: float
+    y: float
+    yaw: float
+
+    @property
+    def model_name(self) -> str:
+        """gz model name (``create -name``): rc_car, or rc_car_<i> among several."""
+        return f'{MODEL_NAME}_{self.index}' if self.namespace else MODEL_NAME
+
+    @property
+    def frame_prefix(self) -> str:
+        """robot_state_publisher's ``frame_prefix``: ``car_<i>/`` or none."""
+        return frame_prefix(self.namespace)
 
 
 def argument(name: str) -> dict[str, str]:
@@ -99,6 +126,8 @@ class LaunchPlan:
     lidar_error_params: dict[str, str]
     actions: tuple[str, ...]
     num_cars: int = 1
+    #: start poses (x, y, yaw) of the cars the launch spawns itself (:attr:`namespaces`)
+    car_poses: tuple[tuple[float, float, float], ...] = ()
 
     @property
     def gz_args(self) -> str:
@@ -106,17 +135,44 @@ class LaunchPlan:
         flags = '-r -v 3 ' + ('-s --headless-rendering ' if self.headless else '')
         return flags + shlex.quote(str(self.world))  # gz_sim.launch.py runs it through a shell
 
-    def xacro_command(self, xacro_file: Path) -> str:
+    @property
+    def namespaces(self) -> list[str]:
+        """The namespace of every car the launch spawns itself (gz): ``['']`` for one car,
+        ``car_<i>`` for several; the embedded backend's one sim_node names its cars itself."""
+        return car_namespaces(self.num_cars) if self.backend == 'gz' else ['']
+
+    def cars(self, poses: Sequence[Sequence[float]] | None = None) -> list[CarSpawn]:
+        """The cars of :attr:`namespaces` at ``poses`` ((x, y, yaw) per car), by default at
+        :attr:`car_poses`."""
+        names = self.namespaces
+        poses = self.car_poses if poses is None else poses
+        if len(poses) != len(names):
+            raise ConfigError(f'{len(poses)} start poses for {len(names)} cars')
+        return [CarSpawn(i, ns, float(p[0]), float(p[1]), float(p[2]))
+                for i, (ns, p) in enumerate(zip(names, poses))]
+
+    def xacro_command(self, xacro_file: Path, namespace: str = '') -> str:
         """Shell command line that expands the car (for launch's ``Command`` substitution)."""
         parts = ['xacro', str(xacro_file), f'lidar:={str(self.lidar).lower()}']
+        if namespace:
+            parts.append(f'namespace:={namespace}')
         if self.params_file:
             parts.append(f'params_file:={self.params_file}')
         return ' '.join(shlex.quote(p) for p in parts)
 
-    def create_arguments(self) -> list[str]:
-        """Command line of ``ros_gz_sim create`` (``-flag=value`` keeps negative numbers safe)."""
-        return ['-topic', 'robot_description', '-name', MODEL_NAME, '-world', self.world_name,
-                f'-x={self.x!r}', f'-y={self.y!r}', f'-z={self.z!r}', f'-Y={self.yaw!r}']
+    def create_arguments(self, car: CarSpawn | None = None) -> list[str]:
+        """Command line of ``ros_gz_sim create`` (``-flag=value`` keeps negative numbers safe):
+        the car's description from its robot_state_publisher, under its model name."""
+        car = car or self.cars()[0]
+        topic = f'/{car.namespace}/robot_description' if car.namespace else 'robot_description'
+        return ['-topic', topic, '-name', car.model_name, '-world', self.world_name,
+                f'-x={car.x!r}', f'-y={car.y!r}', f'-z={self.z!r}', f'-Y={car.yaw!r}']
+
+    def lidar_error_node_parameters(self, car: CarSpawn) -> dict[str, Any]:
+        """``lidar_error_injector`` parameters of one car: the chosen model; among several cars
+        car i draws with seed i (independent noise per car)."""
+        extra = {'seed': car.index} if car.namespace else {}
+        return {**self.lidar_error_params, **extra, 'use_sim_time': self.use_sim_time}
 
     def sim_node_parameters(self) -> dict[str, Any]:
         """ROS parameters of ``rc_sim_engine sim_node`` (embedded backend)."""
@@ -211,34 +267,65 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
     lidar = launch_bool('lidar', v['lidar'])
     rviz = launch_bool('rviz', v['rviz'])
     num_cars = _count('num_cars', v['num_cars'])
-    if num_cars > 1 and backend != 'embedded':
-        raise ConfigError(f'launch argument num_cars: {num_cars} cars need backend:=embedded '
-                          '(several robots in Gazebo are not supported by this launch file)')
-    if num_cars > 1:  # sim_node simulates, publishes and subscribes for every car itself
+    if num_cars > 1 and backend == 'embedded':  # sim_node runs and serves every car itself
         actions = ['sim_node']
+    elif num_cars > 1:  # gz: one server and clock, the rest per car (PER_CAR_ACTIONS)
+        actions = ['gz_sim', 'clock_bridge', 'robot_state_publisher', 'create', 'bridge',
+                   'control']
     elif backend == 'gz':
         actions = ['robot_state_publisher', 'gz_sim', 'create', 'bridge', 'control']
     else:
         actions = ['robot_state_publisher', 'sim_node', 'control']
-    if lidar and num_cars == 1:  # several cars: sim_node applies the errors (lidar_errors)
+    if lidar and (num_cars == 1 or backend == 'gz'):  # sim_node applies its own lidar_errors
         actions.append('lidar_error_injector')
     if rviz:
         actions.append('rviz')
+    x, y, yaw = _float('x', v['x'], start.x), _float('y', v['y'], start.y), \
+        _float('yaw', v['yaw'], start.yaw)
+    spawned = num_cars if backend == 'gz' else 1  # embedded: sim_node places its cars itself
+    # the starting grid of rcsim run --cars and sim_node (their wall check needs the engine;
+    # in Gazebo, contacts push a car that starts in a wall out of it)
+    poses = tuple((float(p[0]), float(p[1]), float(p[2]))
+                  for p in grid_starts((x, y, yaw), [params] * spawned))
     return LaunchPlan(
-        backend=backend, world=world, world_name=_world_name(world),
-        x=_float('x', v['x'], start.x), y=_float('y', v['y'], start.y),
+        backend=backend, world=world, world_name=_world_name(world), x=x, y=y,
         z=params.geometry.wheel_radius,  # base_link is at axle height: wheels touch the ground
-        yaw=_float('yaw', v['yaw'], start.yaw),
+        yaw=yaw,
         headless=launch_bool('headless', v['headless']),
         use_sim_time=launch_bool('use_sim_time', v['use_sim_time']),
         lidar=lidar, rviz=rviz, params_file=params_file,
         lidar_error_params=lidar_error_parameters(v['lidar_errors']) if lidar else {},
-        actions=tuple(actions), num_cars=num_cars)
+        actions=tuple(actions), num_cars=num_cars, car_poses=poses)
 
 
 def bridge_config() -> Path:
     """Installed ``config/bridge.yaml`` (ros_gz_bridge parameter_bridge ``config_file``)."""
     return share_path('config/bridge.yaml')
+
+
+def bridge_entries(namespace: str = '', *, clock: bool | None = None) -> list[dict[str, str]]:
+    """The ros_gz_bridge entries of one car: ``config/bridge.yaml`` as is for a single car;
+    under ``namespace`` every gz topic becomes ``/<ns>/...`` (the xacro's ``namespace``
+    argument) and every ROS topic ``/<ns>/...``, except ``/tf``, which stays shared (the frames
+    carry the prefix). ``/clock`` is kept when ``clock`` (default: only without namespace); a
+    launch of several cars bridges it once (``clock=True`` on the first, or its own bridge)."""
+    from rc_sim_description.yamlio import read_yaml
+
+    data = read_yaml(bridge_config(), label='bridge config ')
+    keep_clock = not namespace if clock is None else clock
+    out = []
+    for entry in data:
+        e = {k: str(v) for k, v in entry.items()}
+        if e['ros_topic_name'] == '/clock':
+            if keep_clock:
+                out.append(e)
+            continue
+        if namespace:
+            ros = e['ros_topic_name'].lstrip('/')
+            e['gz_topic_name'] = f'/{namespace}/' + e['gz_topic_name'].lstrip('/')
+            e['ros_topic_name'] = '/tf' if ros == 'tf' else f'/{namespace}/{ros}'
+        out.append(e)
+    return out
 
 
 def rviz_config() -> Path:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from rc_sim_description.launch_args import bridge_config
+from rc_sim_description.launch_args import bridge_config, bridge_entries
 from rc_sim_description.urdf import expand_car
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,3 +79,27 @@ def test_gz_side_matches_the_urdf_plugin_topics(entries: list[dict[str, str]]) -
             assert e['gz_topic_name'] == e['ros_topic_name']
         else:
             assert e['gz_topic_name'] == '/' + e['ros_topic_name']
+
+
+@pytest.mark.parametrize('namespace', ['car_0', 'car_7'])
+def test_a_car_among_several_bridges_its_own_namespaced_topics(namespace: str) -> None:
+    """Each car's gz topics are those of its xacro expansion with ``namespace``; its ROS topics
+    live under /<ns>/ but /tf, which all cars share (their frames carry the prefix); /clock is
+    bridged once for all (``clock=True``)."""
+    entries = bridge_entries(namespace)
+    single = {e['ros_topic_name']: e for e in bridge_entries()}
+    robot = ET.fromstring(expand_car(namespace=namespace))
+    urdf_topics = {t.text for tag in ('topic', 'odom_topic', 'tf_topic') for t in robot.iter(tag)}
+    assert {e['gz_topic_name'] for e in entries} == urdf_topics
+    assert all(t.startswith(f'/{namespace}/') for t in urdf_topics)
+    ros = {e['ros_topic_name'] for e in entries}
+    assert '/clock' not in ros and '/tf' in ros
+    assert all(t == '/tf' or t.startswith(f'/{namespace}/') for t in ros)
+    for e in entries:  # types and directions as for a single car
+        base = e['ros_topic_name'].removeprefix(f'/{namespace}/')
+        one = single.get(base) or single.get('/' + base) or single['/tf']
+        assert (e['ros_type_name'], e['gz_type_name'], e['direction']) == \
+            (one['ros_type_name'], one['gz_type_name'], one['direction'])
+    assert len(entries) == len(single) - 1
+    clock = [e for e in bridge_entries(namespace, clock=True) if e['ros_topic_name'] == '/clock']
+    assert [e['gz_topic_name'] for e in clock] == ['/clock']

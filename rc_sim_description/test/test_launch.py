@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+from itertools import pairwise
 import math
 from pathlib import Path
 import py_compile
@@ -15,6 +16,7 @@ import pytest
 from rc_sim_description.errors import ConfigError, VehicleParamsError
 from rc_sim_description.launch_args import (
     LAUNCH_ARGUMENTS,
+    PER_CAR_ACTIONS,
     argument,
     lidar_error_parameters,
     plan_launch,
@@ -159,15 +161,17 @@ def test_real_launch_smoke() -> None:
     declared = [e for e in description.entities
                 if isinstance(e, launch.actions.DeclareLaunchArgument)]
     assert [d.name for d in declared] == DOCUMENTED
-    for backend in ('gz', 'embedded'):
+    for backend, cars in (('gz', '1'), ('embedded', '1'), ('gz', '3'), ('embedded', '3')):
         context = launch.LaunchContext()
         for d in declared:
             context.launch_configurations[d.name] = d.default_value[0].perform(context) \
                 if d.default_value else ''
         context.launch_configurations['backend'] = backend
+        context.launch_configurations['num_cars'] = cars
         actions = module._setup(context)
-        plan = plan_launch({'backend': backend})
-        assert len(actions) == 1 + len(plan.actions)
+        plan = plan_launch({'backend': backend, 'num_cars': cars})
+        per_car = sum(name in PER_CAR_ACTIONS for name in plan.actions)
+        assert len(actions) == 1 + len(plan.actions) + per_car * (len(plan.namespaces) - 1)
 
 
 def test_rviz_config_shows_car_tf_scan_and_odometry() -> None:
@@ -185,6 +189,40 @@ def test_rviz_config_shows_car_tf_scan_and_odometry() -> None:
     assert displays['Odometry']['Topic']['Value'] == '/odom'
 
 
+def test_num_cars_in_gazebo_spawns_every_car_in_its_namespace() -> None:
+    plan = plan_launch({'num_cars': '3', 'rviz': 'true'})
+    assert plan.actions == ('gz_sim', 'clock_bridge', 'robot_state_publisher', 'create',
+                            'bridge', 'control', 'lidar_error_injector', 'rviz')
+    assert set(PER_CAR_ACTIONS) >= set(plan.actions) - {'gz_sim', 'clock_bridge', 'rviz'}
+    assert plan.namespaces == ['car_0', 'car_1', 'car_2']
+    cars = plan.cars([(0.0, 0.0, 0.5), (-1.0, -0.5, 0.5), (-2.0, -1.0, 0.5)])
+    assert [c.model_name for c in cars] == ['rc_car_0', 'rc_car_1', 'rc_car_2']
+    assert [c.frame_prefix for c in cars] == ['car_0/', 'car_1/', 'car_2/']
+    args = plan.create_arguments(cars[1])
+    assert args[:4] == ['-topic', '/car_1/robot_description', '-name', 'rc_car_1']
+    assert '-x=-1.0' in args and '-y=-0.5' in args and '-Y=0.5' in args
+    assert plan.xacro_command(Path('car.xacro'), 'car_1').split()[-1] == 'namespace:=car_1'
+    # independent lidar noise per car
+    assert [plan.lidar_error_node_parameters(c)['seed'] for c in cars] == [0, 1, 2]
+    with pytest.raises(ConfigError, match='2 start poses for 3 cars'):
+        plan.cars([(0, 0, 0)] * 2)
+    # by default the starting grid of rcsim run --cars: lined up behind car 0 along its heading
+    from rc_sim_description.footprint import GRID_GAP, footprint_from_params
+
+    foot = footprint_from_params(load_vehicle_params())
+    grid = plan.cars()
+    assert (grid[0].x, grid[0].y, grid[0].yaw) == (plan.x, plan.y, plan.yaw)
+    for a, b in pairwise(grid):
+        assert math.hypot(a.x - b.x, a.y - b.y) == pytest.approx(2 * foot.half_length + GRID_GAP)
+        assert math.atan2(a.y - b.y, a.x - b.x) == pytest.approx(plan.yaw)
+    # one car keeps its names, its pose and the shipped bridge config
+    one = plan_launch({})
+    (car,) = one.cars()
+    assert (car.namespace, car.model_name, car.frame_prefix) == ('', 'rc_car', '')
+    assert one.create_arguments()[:4] == ['-topic', 'robot_description', '-name', 'rc_car']
+    assert 'seed' not in one.lidar_error_node_parameters(car)
+
+
 def test_num_cars_runs_one_sim_node_for_every_car(monkeypatch: pytest.MonkeyPatch) -> None:
     assert plan_launch({}).num_cars == 1
     one = plan_launch({'backend': 'embedded'})
@@ -198,8 +236,6 @@ def test_num_cars_runs_one_sim_node_for_every_car(monkeypatch: pytest.MonkeyPatc
                        ('two', 'expected a whole number'), ('1.5', 'expected a whole number')):
         with pytest.raises(ConfigError, match=match):
             plan_launch({'backend': 'embedded', 'num_cars': bad})
-    with pytest.raises(ConfigError, match='need backend:=embedded'):
-        plan_launch({'num_cars': '2'})
     monkeypatch.setenv('RC_SIM_MAX_CARS', '4')
     with pytest.raises(ConfigError, match='RC_SIM_MAX_CARS'):
         plan_launch({'backend': 'embedded', 'num_cars': '5'})
