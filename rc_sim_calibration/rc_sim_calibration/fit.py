@@ -329,9 +329,10 @@ def fit(train: Sequence[Dataset], base: VehicleParams, settings: FitSettings, *,
     val_win = build_windows(validate, settings.horizon, lookback=lookback, dt=settings.dt) \
         if validate else None
     verdict = judge(final, nominal, values, offset0, all_win, holdout, val_win, settings)
-    warnings += list(verdict.warnings) + list(ident.flags)
+    warnings += list(verdict.warnings)   # what the data lack, then what they cannot separate
     warnings += coverage_warnings([signals(d) for d in train], nominal.geometry.wheelbase,
                                   train[0].drive_kind)
+    warnings += list(ident.flags)
     free_out = list(final.free) + [f for f in problem.free if f.name in fixed]
     values_out = np.concatenate([values, [fixed[f.name] for f in free_out[len(values):]]])
     ident = _extend(ident, [f.name for f in free_out[len(values):]], values_out)
