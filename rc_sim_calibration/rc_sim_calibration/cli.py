@@ -55,7 +55,9 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="parameter of the real car's /cmd_vel mapper (MapperConfig field, e.g. "
                    'wheelbase=0.32); repeatable')
     p.add_argument('--config', metavar='YAML', default=None,
-                   help='fit settings merged over the packaged config/fit_default.yaml')
+                   help='fit settings merged over the packaged config/fit_default.yaml (e.g. '
+                        'config/fit_measured_steering.yaml when --params holds steering angles '
+                        'measured at standstill)')
     p.add_argument('--dt', type=float, default=None,
                    help='physics step of the replay [s] (default: fit YAML, 0.002)')
     p.add_argument('--odom-offset', metavar='X,Y[,YAW]', default=None,
