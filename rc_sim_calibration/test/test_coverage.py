@@ -56,12 +56,21 @@ def test_two_seconds_of_gentle_turning_fix_the_map() -> None:
 
 
 def test_one_duty_level_is_flagged_for_a_throttle_drive_only() -> None:
-    sig = _signals([(6.0, 1.5, 0.1, 0.47), (6.0, 1.5, 0.0, 0.5)])
+    sig = _signals([(6.0, 1.5, 0.1, 0.47), (6.0, 1.5, 0.4, 0.5)])
     lines = coverage_warnings([sig], L, 'throttle')
     assert len(lines) == 1 and 'duties 0.47-0.50' in lines[0]
     assert coverage_warnings([sig], L, 'wheel_speed') == []
-    steps = _signals([(6.0, 1.5, 0.1, 0.3), (6.0, 2.5, 0.0, 0.5)])
+    steps = _signals([(6.0, 1.5, 0.1, 0.3), (6.0, 2.5, 0.4, 0.5)])
     assert coverage_warnings([steps], L, 'throttle') == []
+
+
+def test_gentle_turns_only_are_flagged_until_a_tenth_of_the_driving_is_harder() -> None:
+    gentle = [(8.0, 1.0, 0.1, 0.3), (8.0, 1.0, -0.08, 0.3)]
+    (line,) = coverage_warnings([_signals(gentle)], L, 'wheel_speed')
+    assert 'turn gently only' in line and 'below 0.10 g 90 % of the time' in line
+    # 1.5 s of 17.5 s is not a tenth: still gentle; 2.5 s of 18.5 s is more than one
+    assert coverage_warnings([_signals([*gentle, (1.5, 2.0, 0.3, 0.3)])], L, 'wheel_speed')
+    assert coverage_warnings([_signals([*gentle, (2.5, 2.0, 0.3, 0.3)])], L, 'wheel_speed') == []
 
 
 def test_samples_below_walking_pace_do_not_count() -> None:
