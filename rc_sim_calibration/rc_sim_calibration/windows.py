@@ -130,11 +130,16 @@ class FitWindows:
         return self.subset(self.bag == b)
 
 
-def _truth(track: PoseTrack) -> tuple[Array, Array, Array, Array]:
+def _local_fit(track: PoseTrack) -> tuple[Array, Array, Array]:
+    """(fitted, slope, valid) of the protocol's local quadratic fit of x, y and yaw."""
+    return local_quadratic_fit(track.t, np.stack([track.x, track.y, track.yaw], 1),
+                               fit_half_width(track.t))
+
+
+def _truth(fit: tuple[Array, Array, Array]) -> tuple[Array, Array, Array, Array]:
     """Per sample: body velocity of the measured point in its axes and yaw rate from the local
-    quadratic fit of the protocol (NaN where the fit is not valid), and the validity mask."""
-    fitted, slope, valid = local_quadratic_fit(
-        track.t, np.stack([track.x, track.y, track.yaw], 1), fit_half_width(track.t))
+    fit (:func:`_local_fit`), and the validity mask."""
+    fitted, slope, valid = fit
     yaw = fitted[:, 2]
     c, s = np.cos(yaw), np.sin(yaw)
     vx = c * slope[:, 0] + s * slope[:, 1]
@@ -193,17 +198,16 @@ def command_grid(horizon: float, lookback: float, dt: float) -> Array:
     return t
 
 
-def _truth_acceleration(track: PoseTrack) -> Array:
+def _truth_acceleration(t_all: Array, fit: tuple[Array, Array, Array]) -> Array:
     """|v_world(t + b/2) - v_world(t - b/2)| / b per sample [m/s^2], b = ACCELERATION_BASELINE,
-    of the protocol's local-fit velocity (valid fits only; 0 where there is none): over 0.2 s a
-    pose source's jitter moves it by a few m/s^2, a jump of the pose by tens."""
-    _, slope, valid = local_quadratic_fit(
-        track.t, np.stack([track.x, track.y, track.yaw], 1), fit_half_width(track.t))
-    t = track.t[valid]
+    of the local-fit velocity (:func:`_local_fit`; valid fits only, 0 where there is none): over
+    0.2 s a pose source's jitter moves it by a few m/s^2, a jump of the pose by tens."""
+    _, slope, valid = fit
+    t = t_all[valid]
     if t.size < 2:
-        return np.zeros(track.t.size)
+        return np.zeros(t_all.size)
     h = 0.5 * ACCELERATION_BASELINE
-    dv = [np.interp(track.t + h, t, slope[valid, i]) - np.interp(track.t - h, t, slope[valid, i])
+    dv = [np.interp(t_all + h, t, slope[valid, i]) - np.interp(t_all - h, t, slope[valid, i])
           for i in (0, 1)]
     return np.hypot(dv[0], dv[1]) / ACCELERATION_BASELINE
 
@@ -258,14 +262,15 @@ def build_windows(datasets: Sequence[Dataset], horizon: float, *, lookback: floa
             win = make_windows(track, horizon)
         except ValueError as exc:
             raise CalibrationError(f'{ds.name}: {exc}') from None
+        fit = _local_fit(track)
         if not raw and win.index.size:
-            win = _drop_implausible(win, _truth_acceleration(track),
+            win = _drop_implausible(win, _truth_acceleration(track.t, fit),
                                     np.searchsorted(track.t, win.sample_t))
         skipped.append(win.skipped)
         noise.append({**truth_noise(track), **gyro_noise(ds)})
         if not win.index.size:
             continue
-        vx_t, vy_t, r_t, valid = _truth(track)
+        vx_t, vy_t, r_t, valid = _truth(fit)
         rows = np.searchsorted(track.t, win.sample_t)
         steer, drive = ds.commands_at(win.start[:, None] + t_cmd[None, :])
         w = win.index.size

@@ -337,10 +337,8 @@ def control_launch_parameters(values: Mapping[str, str]) -> dict[str, dict[str, 
     common: dict[str, Any] = {'use_sim_time': use_sim_time, 'vehicle_params_file': params_file}
     nodes = {'turning_command_mapper': {**common, 'mode': mode},
              'rear_wheel_speed_bridge': dict(common)}
+    ns = launch_namespace(v['namespace'])
     if launch_bool('wheel_odometry', v['wheel_odometry']):
-        ns = launch_namespace(v['namespace'])
         frames = {'odom_frame': f'{ns}/odom', 'base_frame': f'{ns}/base_link'} if ns else {}
         nodes['wheel_odometry'] = {**common, **frames}
-    else:
-        launch_namespace(v['namespace'])
     return nodes
