@@ -70,22 +70,34 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale(parent: Path, name: str) -> None:
-    """Remove ``.<name>.<pid>.*.tmp`` entries in ``parent`` whose process no longer exists."""
+def _temporaries(parent: Path, name: str) -> list[tuple[Path, int]]:
+    """``(entry, pid)`` of the ``.<name>.<pid>.*.tmp`` entries in ``parent``."""
     prefix = f'.{name}.'
     try:
         entries = [p for p in parent.iterdir() if p.name.startswith(prefix)
                    and p.name.endswith('.tmp')]
     except OSError:
-        return
+        return []
+    out = []
     for entry in entries:
         pid = entry.name[len(prefix):].split('.', 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
+        if pid.isdigit():
+            out.append((entry, int(pid)))
+    return out
+
+
+def _remove_entry(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove ``.<name>.<pid>.*.tmp`` entries in ``parent`` whose process no longer exists."""
+    for entry, pid in _temporaries(parent, name):
+        if pid != os.getpid() and not _pid_alive(pid):
+            _remove_entry(entry)
 
 
 def _umask() -> int:
@@ -146,6 +158,11 @@ def _parents_of(target: Path) -> Iterator[Path]:
     try:
         yield parent
     except BaseException:  # any failure, Ctrl-C included: clean up, then re-raise it
+        # this process's temporaries of the target, also one a signal caught between its
+        # creation and the writer's own cleanup
+        for entry, pid in _temporaries(parent, target.name):
+            if pid == os.getpid():
+                _remove_entry(entry)
         for directory in missing:  # deepest first; only the ones this call created, if empty
             try:
                 directory.rmdir()

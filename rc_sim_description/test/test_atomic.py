@@ -44,6 +44,29 @@ def test_failure_removes_the_parents_it_created(tmp_path: Path, kind: str) -> No
     assert list((tmp_path / 'keep').iterdir()) == []
 
 
+@pytest.mark.parametrize('kind', ['file', 'dir'])
+def test_a_signal_right_after_the_temporary_is_made_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Ctrl-C between the creation of the temporary and the writer's own cleanup (the race a
+    loaded machine showed in test_cli_signals): the temporary and the parents go all the same."""
+    import tempfile
+
+    make = tempfile.mkstemp if kind == 'file' else tempfile.mkdtemp
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        made = make(*args, **kwargs)    # the temporary exists ...
+        if kwargs.get('suffix') != '.tmp':
+            return made                 # (the writability probe of check_output_path)
+        raise KeyboardInterrupt         # ... and the signal lands before it is returned
+
+    monkeypatch.setattr(tempfile, make.__name__, interrupted)
+    target = tmp_path / 'runs' / 'out'
+    output = atomic_output_file if kind == 'file' else atomic_output_dir
+    with pytest.raises(KeyboardInterrupt), output(target):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_output_below_a_file_and_existing_output(tmp_path: Path) -> None:
     blocker = tmp_path / 'file'
     blocker.write_text('x')
