@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 import sys
+from typing import Any
 
-__all__ = ['KERNEL_SOURCES', 'invalidate_stale_cache', 'start_numba_without_blas']
+__all__ = ['KERNEL_SOURCES', 'compiled_entry', 'invalidate_stale_cache',
+           'start_numba_without_blas']
 
 KERNEL_SOURCES = ('state.py', 'packed.py', 'tyres.py', 'actuators.py', 'servo_models.py',
                   'drive_models.py', 'models.py', 'integrators.py', '_kernels.py', '_jit_cache.py',
@@ -79,3 +81,18 @@ def start_numba_without_blas() -> bool:
 
 
 invalidate_stale_cache()
+
+
+def compiled_entry(kernel: Any, args: tuple[Any, ...]) -> Any:
+    """The compiled entry point of the numba ``kernel`` for exactly the types of ``args``
+    (compiled, or loaded from the cache, now). Calling it skips numba's per-call type
+    dispatch, about 15 ns per argument: only for calls whose arguments are these same
+    persistent arrays. The dispatcher itself where numba exposes no such entry."""
+    import numba
+
+    sig = tuple(numba.typeof(a) for a in args)
+    try:
+        kernel.compile(sig)
+        return kernel.overloads[sig].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return kernel

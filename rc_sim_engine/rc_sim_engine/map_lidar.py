@@ -220,7 +220,7 @@ def build_lut(grid: MapGrid, bins: FloatArray, meta: FloatArray, stride: int = 1
       fastmath={'arcp', 'contract', 'afn', 'reassoc', 'nsz'})
 def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
              lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-             bins: FloatArray, meta: FloatArray, x: float, y: float, heading: float,
+             meta: FloatArray, x: float, y: float, heading: float,
              angle_min: float, angle_inc: float, cos_beam: FloatArray, sin_beam: FloatArray,
              range_max: float, out: FloatArray) -> None:
     """Ranges [m] (``inf`` beyond ``range_max``) of the fan ``angle_min + i angle_inc`` (sensor
@@ -246,30 +246,43 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
     n_bins = int(meta[0])
     step = meta[1]
     scale = n_bins / _TWO_PI
+    inv_scale = _TWO_PI / n_bins
+    fn = float(n_bins)
     ou = u - centers[row, 0]  # sensor offset from the row origin [cells]
     ov = v - centers[row, 1]
-    b0 = ((rel + angle_min) * scale) % n_bins + 0.5
+    b0 = ((rel + angle_min) * scale) % n_bins + 0.5  # beam 0 in bin units, + 0.5: nearest bin
     binc = angle_inc * scale
     table = lut[row]
-    cos_bin = bins[0]
-    sin_bin = bins[1]
-    index = np.empty(n, dtype=np.int64)
-    for i in range(n):  # bin of each beam (a separate pass: the main loop then streams)
-        f = b0 + i * binc
-        index[i] = int(f - n_bins if f >= n_bins else f)
+    # Three passes, so that the first and the last vectorise (SIMD) and the middle one is a
+    # plain gather from one short stretch of memory: bin index, table entry, range.
+    entry = np.empty(n, dtype=np.int64)
     for i in range(n):
-        b = index[i]
-        q = table[b]
+        f = b0 + i * binc
+        entry[i] = int(f - fn * (f >= fn))
+    for i in range(n):
+        entry[i] = table[np.uint64(entry[i])]  # unsigned index: no negative-index wrap
+    for i in range(n):
+        q = entry[i]
         rc = (q & RANGE_MASK) * step + ((q & RANGE_MASK) == NO_HIT) * 1e9  # sentinel: far
         du = cr * cos_beam[i] - sr * sin_beam[i]
         dv = sr * cos_beam[i] + cr * sin_beam[i]
         t = rc - (ou * du + ov * dv)  # first order: the offset along the beam
+        # direction of the bin read: the beam's turned by the rounding angle |e| <= half a bin
+        # (e < 2.2 mrad at 1440 bins; Taylor to e^3, error < 1e-12)
+        f = b0 + i * binc
+        f = f - fn * (f >= fn)
+        e = (math.floor(f) + 0.5 - f) * inv_scale
+        ce = 1.0 - 0.5 * e * e
+        se = e * (1.0 - e * e / 6.0)
+        cos_bin = du * ce - dv * se
+        sin_bin = dv * ce + du * se
         # the hit lies on a cell edge u = const (axis 0) or v = const (axis 1): intersect the
         # true beam with that edge line (exact on straight walls), kept within 2 cells of the
-        # first-order value (a different wall near grazing incidence); min/max, no branches
-        on_v = (q >> 15) != 0
-        num = rc * sin_bin[b] - ov if on_v else rc * cos_bin[b] - ou
-        den = dv if on_v else du
+        # first-order value (a different wall near grazing incidence); arithmetic selects and
+        # min/max, no branches
+        on_v = float(q >> 15)
+        num = rc * (cos_bin + on_v * (sin_bin - cos_bin)) - (ou + on_v * (ov - ou))
+        den = du + on_v * (dv - du)
         te = num / math.copysign(max(abs(den), 1e-3), den)
         r = max(min(max(te, t - 2.0), t + 2.0), 0.0)
         out[i] = r * res if r <= t_cap else math.inf  # the sentinel lies beyond range_cap

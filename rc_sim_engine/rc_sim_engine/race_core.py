@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams, load_vehicle_params
+from rc_sim_engine._jit_cache import compiled_entry
 from rc_sim_engine.actuators import latency_steps
 from rc_sim_engine.car import as_param_list
 from rc_sim_engine.collision import footprint_from_params
@@ -28,6 +29,22 @@ from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model
 from rc_sim_engine.packed import P_LR, P_R, pack_params
 from rc_sim_engine.race_kernels import (
+    A_ACTIONS,
+    A_BASE,
+    A_BUF,
+    A_CFG,
+    A_COS,
+    A_COUNT,
+    A_DEPTH,
+    A_FP,
+    A_MOUNT,
+    A_NORMAL,
+    A_OBS,
+    A_PARAMS,
+    A_RECT,
+    A_SCRATCH,
+    A_SIN,
+    A_STATES,
     CFG_ACTION_MODE,
     CFG_ANGLE_INC,
     CFG_ANGLE_MIN,
@@ -45,6 +62,7 @@ from rc_sim_engine.race_kernels import (
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
+    carve,
     race_step,
     race_step_parallel,
 )
@@ -96,19 +114,13 @@ class RaceCore:
         model_spec = get_model(model)
         self.dt = float(dt)
         n_sub = substeps(self.dt)
-        self.packed = pack_params(plist, tyre_model=tyre_model, substep=self.dt / n_sub)
+        packed = pack_params(plist, tyre_model=tyre_model, substep=self.dt / n_sub)
         delay = [latency_steps(p.timing.command_latency, self.dt) for p in plist]
         self.delay = np.array(delay, dtype=np.int64)
-        self.buf = np.zeros((self.n_total, max(delay) + 1, 2))
         self.primed = np.zeros(self.n_total, dtype=np.int8)
         self.active = np.ones(self.n_total, dtype=np.int8)
-        self.states = np.zeros((self.n_total, N_STATE))
         fps = [footprint_from_params(p) for p in plist]
-        self.footprints = np.array([[f.center_x, f.half_length, f.half_width] for f in fps])
-        self.mount = np.array([[p.sensors.lidar_mount_x, p.sensors.lidar_mount_y,
-                                p.sensors.lidar_mount_yaw] for p in plist])
         self.angles = s0.lidar_angle_min + s0.lidar_angle_increment * np.arange(s0.lidar_samples)
-        self.cos_beam, self.sin_beam = np.cos(self.angles), np.sin(self.angles)
         cfg = np.zeros(CFG_SIZE)
         cfg[CFG_DT] = self.dt
         cfg[CFG_N_CARS] = self.n_cars
@@ -123,30 +135,45 @@ class RaceCore:
         cfg[CFG_MODEL] = model_spec.kernel_id
         cfg[CFG_INTEG] = get_integrator(integrator)
         cfg[CFG_PROJECT] = 1.0 if model_spec.project_kinematic else 0.0
-        self.cfg = cfg
         self.lidar = bool(lidar)
+        n = self.n_total
         n_beams = len(self.angles) if lidar else 1
-        self.scans = np.zeros((self.n_total, n_beams), dtype=np.float32)
-        self._scratch = np.zeros((self.n_total, n_beams))
-        self.obs = np.zeros((self.n_total, OBS_SIZE))
-        self.base = np.zeros((self.n_total, 3))
-        self.rect = np.zeros((self.n_total, 6))
-        self.other = np.full(self.n_total, -1, dtype=np.int64)
-        self.normal = np.zeros((self.n_total, 2))
+        ring = max(delay) + 1
+        shapes = {A_STATES: (n, N_STATE), A_PARAMS: packed.shape, A_BUF: (n, 2 * ring),
+                  A_ACTIONS: (n, 2), A_CFG: (1, CFG_SIZE), A_FP: (n, 3), A_MOUNT: (n, 3),
+                  A_COS: (1, len(self.angles)), A_SIN: (1, len(self.angles)), A_BASE: (n, 3),
+                  A_RECT: (n, 6), A_SCRATCH: (n, n_beams), A_OBS: (n, OBS_SIZE),
+                  A_NORMAL: (n, 2), A_DEPTH: (1, n)}
+        # the float64 arrays are views of one buffer (kernel arguments: race_kernels.A_*);
+        # they are written in place, never rebound
+        self._f64, self._layout, views = carve([shapes[a] for a in range(A_COUNT)])
+        self.states, self.packed, self.actions = views[A_STATES], views[A_PARAMS], views[A_ACTIONS]
+        self.buf = views[A_BUF].reshape(n, ring, 2)
+        self.cfg = views[A_CFG][0]
+        self.footprints, self.mount = views[A_FP], views[A_MOUNT]
+        self.cos_beam, self.sin_beam = views[A_COS][0], views[A_SIN][0]
+        self.base, self.rect, self._scratch = views[A_BASE], views[A_RECT], views[A_SCRATCH]
+        self.obs, self.normal = views[A_OBS], views[A_NORMAL]
+        self.packed[:] = packed
+        self.cfg[:] = cfg
+        self.footprints[:] = [[f.center_x, f.half_length, f.half_width] for f in fps]
+        self.mount[:] = [[p.sensors.lidar_mount_x, p.sensors.lidar_mount_y,
+                          p.sensors.lidar_mount_yaw] for p in plist]
+        self.cos_beam[:], self.sin_beam[:] = np.cos(self.angles), np.sin(self.angles)
+        self.scans = np.zeros((n, n_beams), dtype=np.float32)
+        self.other = np.full(n, -1, dtype=np.int64)
         self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
-        self.actions = np.zeros((self.n_total, 2))
         self.steps = 0
         use_threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else parallel
-        self._kernel = race_step_parallel if use_threads else race_step
         line = track.centerline
         ml = track.lidar
         # every argument of the kernel is a persistent array: build the call once
-        self._args = (self.states, self.packed, self.buf, self.delay, self.primed, self.actions,
-                      self.active, self.cfg, self.head, self.footprints, self.mount,
-                      track.grid.wall, track.grid.skip, track.grid.geo, ml.lut, ml.lut_index,
-                      ml.centers, ml.bins, ml.meta, self.cos_beam, self.sin_beam, line.xy,
-                      line.s, track.line_index, self.base, self.rect, self._scratch, self.scans,
-                      self.obs, self.other, self.normal)
+        self._args = (self._f64, self._layout, self.delay, self.primed, self.active, self.head,
+                      self.other, track.grid.wall, track.grid.skip, track.grid.geo, ml.lut,
+                      ml.lut_index, ml.centers, ml.meta, line.xy, line.s, track.line_index,
+                      self.scans)
+        self._kernel = compiled_entry(race_step_parallel if use_threads else race_step,
+                                      self._args)
 
     # ------------------------------------------------------------------ control
     def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:

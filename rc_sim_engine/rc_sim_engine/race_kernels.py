@@ -42,7 +42,7 @@ from rc_sim_engine.map_lidar import scan_map
 from rc_sim_engine.multicar import car_contacts_kernel, overlay_cars_kernel
 from rc_sim_engine.packed import P_L, P_R
 
-__all__ = ['race_step', 'race_step_parallel', 'wrap_progress']
+__all__ = ['carve', 'race_step', 'race_step_parallel', 'wrap_progress']
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -55,6 +55,12 @@ CFG_SIZE = 13
 OBS_SIZE = 11
 #: Per-car lidar mount rows: x, y, yaw in base_link.
 MOUNT_SIZE = 3
+#: The float64 arrays of a step live in ONE buffer ``f64``, row ``A_*`` of ``layout`` giving each
+#: one's (offset, rows, columns): numba unboxes every array argument of a call (about 35 ns
+#: each), and a step of one car takes a few microseconds. ``A_BUF`` rows hold (K, 2) rings.
+(A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_COS, A_SIN, A_BASE, A_RECT,
+ A_SCRATCH, A_OBS, A_NORMAL, A_DEPTH) = range(15)
+A_COUNT = 15
 
 
 @njit(cache=True, inline='always')
@@ -115,7 +121,7 @@ def _physics(k: int, states: FloatArray, params: FloatArray, buf: FloatArray, de
 def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: FloatArray,
            wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
            lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-           bins: FloatArray, meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
+           meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
            line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
            cfg: FloatArray, active: NDArray[np.int8], scratch: FloatArray,
            scans: NDArray[np.float32], obs: FloatArray) -> None:
@@ -138,7 +144,7 @@ def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: Fl
         heading = yaw + mount[k, 2]
         r_max = cfg[CFG_RANGE_MAX]
         row = scratch[k]
-        scan_map(wall, skip, geo, lut, lut_index, centers, bins, meta, ox, oy, heading,
+        scan_map(wall, skip, geo, lut, lut_index, centers, meta, ox, oy, heading,
                  cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, row)
         if n_cars > 1:
             overlay_cars_kernel(row, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
@@ -195,62 +201,91 @@ def _base_pose(k: int, states: FloatArray, params: FloatArray, fp: FloatArray,
     rect[k, 5] = math.sqrt(fp[k, 1] ** 2 + fp[k, 2] ** 2)
 
 
+def carve(shapes: list[tuple[int, int]]) -> tuple[FloatArray, IntArray, list[FloatArray]]:
+    """One zeroed float64 buffer for arrays of ``shapes`` (rows, columns), their layout rows
+    (offset, rows, columns) and the 2-D views (write into them in place; never rebind)."""
+    sizes = [r * c for r, c in shapes]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    f64 = np.zeros(int(offsets[-1]))
+    layout = np.array([[o, r, c] for o, (r, c) in zip(offsets[:-1], shapes)], dtype=np.int64)
+    views = [f64[o:o + r * c].reshape(r, c) for o, (r, c) in zip(offsets[:-1], shapes)]
+    return f64, layout, views
+
+
+@njit(cache=True, inline='always')
+def _view(f64: FloatArray, layout: IntArray, a: int) -> FloatArray:
+    off = layout[a, 0]
+    rows = layout[a, 1]
+    return f64[off:off + rows * layout[a, 2]].reshape((rows, layout[a, 2]))
+
+
+@njit(cache=True, inline='always')
+def _arrays(f64: FloatArray, layout: IntArray) -> tuple[FloatArray, ...]:
+    """The ``A_*`` views of ``f64``, in that order (1-D where the array is one row)."""
+    states = _view(f64, layout, A_STATES)
+    n_total = states.shape[0]
+    buf = _view(f64, layout, A_BUF).reshape((n_total, layout[A_BUF, 2] // 2, 2))
+    return (states, _view(f64, layout, A_PARAMS), buf, _view(f64, layout, A_ACTIONS),
+            _view(f64, layout, A_CFG)[0], _view(f64, layout, A_FP),
+            _view(f64, layout, A_MOUNT), _view(f64, layout, A_COS)[0],
+            _view(f64, layout, A_SIN)[0], _view(f64, layout, A_BASE),
+            _view(f64, layout, A_RECT), _view(f64, layout, A_SCRATCH),
+            _view(f64, layout, A_OBS), _view(f64, layout, A_NORMAL),
+            _view(f64, layout, A_DEPTH)[0])
+
+
 @njit(cache=True, error_model='numpy')
-def race_step(
-        states: FloatArray, params: FloatArray, buf: FloatArray, delay: IntArray,
-              primed: NDArray[np.int8], actions: FloatArray, active: NDArray[np.int8],
-              cfg: FloatArray, head: IntArray, fp: FloatArray, mount: FloatArray,
+def race_step(f64: FloatArray, layout: IntArray, delay: IntArray, primed: NDArray[np.int8],
+              active: NDArray[np.int8], head: IntArray, other: IntArray,
               wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
               lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-              bins: FloatArray, meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
-              line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
-              base: FloatArray, rect: FloatArray, scratch: FloatArray,
-              scans: NDArray[np.float32], obs: FloatArray, other: IntArray,
-              normal: FloatArray) -> None:
-    """Advance every car one step ``dt`` (see module doc); ``head`` (1,) is the delay-ring
-    slot of this step's commands, advanced in place."""
+              meta: FloatArray, line_xy: FloatArray, line_s: FloatArray,
+              line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> None:
+    """Advance every car one step ``dt`` (see module doc). ``f64``/``layout``: the float64
+    arrays (``A_*``, :func:`carve`); ``head`` (1,): the delay-ring slot of this step's
+    commands, advanced in place."""
+    (states, params, buf, actions, cfg, fp, mount, cos_beam, sin_beam, base, rect, scratch,
+     obs, normal, depth) = _arrays(f64, layout)
     n_total = states.shape[0]
+    h = head[0]
     for k in range(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head[0])
+        _physics(k, states, params, buf, delay, primed, actions, active, cfg, h)
         _base_pose(k, states, params, fp, base, rect)
     n_cars = int(cfg[CFG_N_CARS])
-    depth = np.zeros(n_total)
     for lo in range(0, n_total, n_cars):
         car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal)
     for k in range(n_total):
         obs[k, OBS_CAR_DEPTH] = depth[k]
         obs[k, OBS_OTHER_CAR] = other[k]
-        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, bins, meta,
+        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, meta,
                cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
                obs)
-    head[0] = (head[0] + 1) % buf.shape[1]
+    head[0] = (h + 1) % buf.shape[1]
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
-def race_step_parallel(
-        states: FloatArray, params: FloatArray, buf: FloatArray, delay: IntArray,
-              primed: NDArray[np.int8], actions: FloatArray, active: NDArray[np.int8],
-              cfg: FloatArray, head: IntArray, fp: FloatArray, mount: FloatArray,
-              wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
-              lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-              bins: FloatArray, meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
-              line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
-              base: FloatArray, rect: FloatArray, scratch: FloatArray,
-              scans: NDArray[np.float32], obs: FloatArray, other: IntArray,
-              normal: FloatArray) -> None:
+def race_step_parallel(f64: FloatArray, layout: IntArray, delay: IntArray,
+                       primed: NDArray[np.int8], active: NDArray[np.int8], head: IntArray,
+                       other: IntArray, wall: NDArray[np.uint8], skip: NDArray[np.float32],
+                       geo: FloatArray, lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
+                       centers: FloatArray, meta: FloatArray, line_xy: FloatArray,
+                       line_s: FloatArray, line_index: NDArray[np.int32],
+                       scans: NDArray[np.float32]) -> None:
     """:func:`race_step` with the cars spread over threads (identical results)."""
+    (states, params, buf, actions, cfg, fp, mount, cos_beam, sin_beam, base, rect, scratch,
+     obs, normal, depth) = _arrays(f64, layout)
     n_total = states.shape[0]
+    h = head[0]
     for k in prange(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, head[0])
+        _physics(k, states, params, buf, delay, primed, actions, active, cfg, h)
         _base_pose(k, states, params, fp, base, rect)
     n_cars = int(cfg[CFG_N_CARS])
-    depth = np.zeros(n_total)
     for lo in range(0, n_total, n_cars):
         car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal)
     for k in prange(n_total):
         obs[k, OBS_CAR_DEPTH] = depth[k]
         obs[k, OBS_OTHER_CAR] = other[k]
-        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, bins, meta,
+        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, meta,
                cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
                obs)
-    head[0] = (head[0] + 1) % buf.shape[1]
+    head[0] = (h + 1) % buf.shape[1]
