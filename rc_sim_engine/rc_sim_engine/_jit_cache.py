@@ -80,9 +80,6 @@ def start_numba_without_blas() -> bool:
     return True
 
 
-invalidate_stale_cache()
-
-
 def compiled_entry(kernel: Any, args: tuple[Any, ...]) -> Any:
     """The compiled entry point of the numba ``kernel`` for exactly the types of ``args``
     (compiled, or loaded from the cache, now). Calling it skips numba's per-call type
@@ -96,3 +93,7 @@ def compiled_entry(kernel: Any, args: tuple[Any, ...]) -> Any:
         return kernel.overloads[sig].entry_point
     except (AttributeError, KeyError, TypeError):
         return kernel
+
+
+invalidate_stale_cache()
+

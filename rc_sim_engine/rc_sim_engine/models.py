@@ -27,7 +27,8 @@ its wheel, ``kappa_f = (R omega - v_fx) / max(|v_fx|, V_EPS)``; a throttle drive
 F (capped at ``D (Fz_f + Fz_r)``) is shared ``Fx_f = F Fz_f / (Fz_f + Fz_r)`` along the front
 wheel, the rest at the rear. Axle loads
 are static ``Fz_f = m g lr / L``, ``Fz_r = m g lf / L`` or, with load transfer, shifted by ``m ax h
-/ L`` (ax estimated as Fx_r / m at static loads). Below ``V_BLEND_LOW`` the derivative is the
+/ L`` (ax estimated as the drive force / m at static loads: Fx_r, plus Fx_f cos(delta) with both
+axles locked). Below ``V_BLEND_LOW`` the derivative is the
 kinematic one, above ``V_BLEND_HIGH`` the dynamic one, with a C1 smoothstep weight in between: no
 1/v anywhere, so standstill and reverse are NaN-free.
 
@@ -139,13 +140,13 @@ RELAX_RATE_MAX = 400.0
 
 
 @njit(cache=True, error_model='numpy', inline='always')
-def axle_loads(p: NDArray[np.float64], fx_rear: float) -> tuple[float, float]:
-    """(Fz_front, Fz_rear) [N]: static ``m g lr / L, m g lf / L``, shifted by ``Fx_r h / L``
-    (= m ax h / L) when load transfer is on."""
+def axle_loads(p: NDArray[np.float64], fx: float) -> tuple[float, float]:
+    """(Fz_front, Fz_rear) [N]: static ``m g lr / L, m g lf / L``, shifted by ``Fx h / L``
+    (= m ax h / L) when load transfer is on; ``fx`` the drive force along the car [N]."""
     fz_f = p[P_FZ_FRONT]
     fz_r = p[P_FZ_REAR]
     if p[P_LOAD_TRANSFER] > 0.5:
-        shift = fx_rear * p[P_H] / p[P_L]
+        shift = fx * p[P_H] / p[P_L]
         shift = max(-0.9 * fz_r, min(0.9 * fz_f, shift))
         fz_f -= shift
         fz_r += shift
@@ -240,13 +241,17 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     fx_r = throttle_total(vx, omega, p, fz_f, fz_r) if awd_throttle else \
         rear_drive_force(vx, omega, p, fz_r)
     cf, cr = p[P_CF], p[P_CR]
+    alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
+    slip_awd = p[P_AWD] > 0.5 and not awd_throttle
     if p[P_LOAD_TRANSFER] > 0.5:
-        fz_f, fz_r = axle_loads(p, fx_r)
+        fx_total = fx_r  # at static loads; with both axles locked the front's share too
+        if slip_awd:
+            fx_total += slip_drive_force(v_fx, omega, p, fz_f) * cos_delta
+        fz_f, fz_r = axle_loads(p, fx_total)
         fx_r = throttle_total(vx, omega, p, fz_f, fz_r) if awd_throttle else \
             rear_drive_force(vx, omega, p, fz_r)
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
-    alpha_f, alpha_r, v_fx = slip_angles(vx, vy, r, cos_delta, sin_delta, p)
     target_f, target_r = alpha_f, alpha_r
     if p[P_SIGMA_F] > 0.0 or p[P_SIGMA_R] > 0.0:  # the transient slips' targets: floored speed
         target_f, target_r, _ = slip_angles(vx, vy, r, cos_delta, sin_delta, p, V_EPS)
@@ -254,7 +259,7 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     if awd_throttle:  # the locked drivetrain shares the motor's force by the axle loads
         fx_f = fx_r * fz_f / (fz_f + fz_r)
         fx_r -= fx_f
-    elif p[P_AWD] > 0.5:
+    elif slip_awd:
         fx_f = slip_drive_force(v_fx, omega, p, fz_f)
     dalf = dalr = 0.0
     if p[P_SIGMA_F] > 0.0:
