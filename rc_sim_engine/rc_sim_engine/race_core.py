@@ -68,6 +68,7 @@ from rc_sim_engine.race_kernels import (
 )
 from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, YAW, X, Y
 from rc_sim_engine.track import Track
+from rc_sim_engine.warmup import racing_compile_notice
 
 __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
 
@@ -172,8 +173,9 @@ class RaceCore:
                       self.other, track.grid.wall, track.grid.skip, track.grid.geo, ml.lut,
                       ml.lut_index, ml.centers, ml.meta, line.xy, line.s, track.line_index,
                       self.scans)
-        self._kernel = compiled_entry(race_step_parallel if use_threads else race_step,
-                                      self._args)
+        with racing_compile_notice('parallel' if use_threads else 'serial'):
+            self._kernel = compiled_entry(race_step_parallel if use_threads else race_step,
+                                          self._args)
 
     # ------------------------------------------------------------------ control
     def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:

@@ -11,11 +11,15 @@ out of the reported real-time factor.
 Whether the kernels are compiled is kept in a stamp file beside numba's cache: the SHA-256 of the
 kernel sources, the numba version and the Python version. It changes whenever a kernel source does
 (numba's own cache is then stale too, see :mod:`rc_sim_engine._jit_cache`).
+
+The racing step (:class:`rc_sim_engine.race_core.RaceCore`, the Gymnasium envs) is not compiled
+here: it costs another minute that most users never need. Its first load says so instead
+(:func:`racing_compile_notice`, a stamp per kernel variant).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 import contextlib
 import hashlib
 from importlib.metadata import PackageNotFoundError, version
@@ -25,7 +29,8 @@ from pathlib import Path
 import sys
 import time
 
-__all__ = ['MESSAGE', 'compile_kernels', 'ensure_compiled', 'kernels_compiled', 'main']
+__all__ = ['MESSAGE', 'RACE_MESSAGE', 'compile_kernels', 'ensure_compiled', 'kernels_compiled',
+           'main', 'racing_compile_notice']
 
 MESSAGE = "compiling the engine's kernels (once, about a minute)..."
 #: Modules holding numba kernels the engine calls (module names; absent ones are skipped).
@@ -37,16 +42,24 @@ KERNEL_MODULES = ('rc_sim_engine._jit_cache', 'rc_sim_engine.state', 'rc_sim_eng
                   'rc_sim_engine.loop_kernel', 'rc_sim_engine.loop_cars', 'rc_sim_engine.multicar',
                   'rc_sim_engine.warmup', 'rc_sim_sensors.lidar_kernel')
 _STAMP = 'rc_sim_engine_kernels.compiled'
+RACE_MESSAGE = 'compiling the racing kernels (once, about a minute)...'
+#: Modules of the racing step (:mod:`rc_sim_engine.race_kernels` compiles the engine's step in).
+RACE_MODULES = (*KERNEL_MODULES, 'rc_sim_engine.map_grid', 'rc_sim_engine.map_lidar',
+                'rc_sim_engine.race_kernels')
 
 
 def _stamp_path() -> Path:
     return Path(__file__).resolve().parent / '__pycache__' / _STAMP
 
 
-def _digest() -> str:
+def _race_stamp_path(variant: str) -> Path:
+    return _stamp_path().with_name(f'rc_sim_engine_race_{variant}.compiled')
+
+
+def _digest(modules: tuple[str, ...] = KERNEL_MODULES) -> str:
     """SHA-256 of the kernel sources, the numba version and the Python version."""
     h = hashlib.sha256()
-    for name in KERNEL_MODULES:
+    for name in modules:
         spec = importlib.util.find_spec(name)
         origin = getattr(spec, 'origin', None)
         h.update(name.encode())
@@ -126,6 +139,26 @@ def ensure_compiled(notify: Callable[[str], None] | None = None) -> float:
     elapsed = compile_kernels()
     _write_stamp()
     return elapsed
+
+
+@contextlib.contextmanager
+def racing_compile_notice(variant: str) -> Iterator[None]:
+    """Around the first load of a racing step kernel (``variant``: serial or parallel): say on
+    stderr that it compiles when its stamp (the sources' digest) is missing or stale, then
+    write the stamp. Quiet with ``RC_SIM_QUIET`` set."""
+    path = _race_stamp_path(variant)
+    digest = _digest(RACE_MODULES)
+    try:
+        done = path.read_text(encoding='utf-8') == digest
+    except OSError:
+        done = False
+    if not done and not os.environ.get('RC_SIM_QUIET'):
+        print(f'{RACE_MESSAGE} ({variant})', file=sys.stderr, flush=True)
+    yield
+    if not done:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(digest, encoding='utf-8')
 
 
 def main() -> int:

@@ -51,3 +51,22 @@ def test_race_core_arrays_are_views_of_its_buffer() -> None:
     for name in ('states', 'packed', 'buf', 'actions', 'cfg', 'footprints', 'mount', 'base',
                  'rect', 'obs', 'normal', 'cos_beam', 'sin_beam'):
         assert np.shares_memory(getattr(core, name), core._f64), name
+
+
+def test_the_racing_compile_is_announced_once(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rc_sim_engine import warmup
+    from rc_sim_engine.race_core import RaceCore
+    from rc_sim_engine.track import load_track
+
+    monkeypatch.delenv('RC_SIM_QUIET', raising=False)
+    monkeypatch.setattr(warmup, '_race_stamp_path', lambda variant: tmp_path / variant)
+    track = load_track('chicane_track')
+    capsys.readouterr()
+    RaceCore(track, lidar=False)
+    assert warmup.RACE_MESSAGE in capsys.readouterr().err
+    assert (tmp_path / 'serial').read_text() == warmup._digest(warmup.RACE_MODULES)
+    RaceCore(track, lidar=False)
+    assert warmup.RACE_MESSAGE not in capsys.readouterr().err
+    (tmp_path / 'serial').write_text('a digest of other sources')
+    RaceCore(track, lidar=False)
+    assert warmup.RACE_MESSAGE in capsys.readouterr().err
