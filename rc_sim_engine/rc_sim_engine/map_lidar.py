@@ -268,9 +268,9 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
         dv = sr * cos_beam[i] + cr * sin_beam[i]
         t = rc - (ou * du + ov * dv)  # first order: the offset along the beam
         # direction of the bin read: the beam's turned by the rounding angle |e| <= half a bin
-        # (e < 2.2 mrad at 1440 bins; Taylor to e^3, error < 1e-12)
+        # (e < 2.2 mrad at 1440 bins; Taylor to e^3, error < 1e-12); the wrap past bin n_bins
+        # does not change the fraction
         f = b0 + i * binc
-        f = f - fn * (f >= fn)
         e = (math.floor(f) + 0.5 - f) * inv_scale
         ce = 1.0 - 0.5 * e * e
         se = e * (1.0 - e * e / 6.0)
