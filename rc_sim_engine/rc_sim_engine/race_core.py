@@ -15,6 +15,7 @@ callers decide (the Gymnasium envs terminate the car).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -65,6 +66,7 @@ from rc_sim_engine.race_kernels import (
     carve,
     race_step,
     race_step_parallel,
+    views_of,
 )
 from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, YAW, X, Y
 from rc_sim_engine.track import Track
@@ -74,6 +76,10 @@ __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
 
 FloatArray = NDArray[np.float64]
 ACTION_MODES = ('steering', 'curvature')
+#: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
+_DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
+                      'cos_beam', 'sin_beam', 'base', 'rect', '_scratch', 'obs', 'normal',
+                      '_args', '_kernel'})
 #: From this many cars in total the step runs on numba threads (2 cores, 1080-beam lidars: 8 cars
 #: 22,500 steps/s threaded against 15,700 serial; 4 cars no gain; bench_racing_multicar.py).
 PARALLEL_MIN_CARS = 8
@@ -147,25 +153,33 @@ class RaceCore:
                   A_NORMAL: (n, 2), A_DEPTH: (1, n)}
         # the float64 arrays are views of one buffer (kernel arguments: race_kernels.A_*);
         # they are written in place, never rebound
-        self._f64, self._layout, views = carve([shapes[a] for a in range(A_COUNT)])
-        self.states, self.packed, self.actions = views[A_STATES], views[A_PARAMS], views[A_ACTIONS]
-        self.buf = views[A_BUF].reshape(n, ring, 2)
-        self.cfg = views[A_CFG][0]
-        self.footprints, self.mount = views[A_FP], views[A_MOUNT]
-        self.cos_beam, self.sin_beam = views[A_COS][0], views[A_SIN][0]
-        self.base, self.rect, self._scratch = views[A_BASE], views[A_RECT], views[A_SCRATCH]
-        self.obs, self.normal = views[A_OBS], views[A_NORMAL]
+        self._f64, self._layout, _ = carve([shapes[a] for a in range(A_COUNT)])
+        self.scans = np.zeros((n, n_beams), dtype=np.float32)
+        self.other = np.full(n, -1, dtype=np.int64)
+        self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
+        self.steps = 0
+        self._threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else bool(parallel)
+        self._bind()
         self.packed[:] = packed
         self.cfg[:] = cfg
         self.footprints[:] = [[f.center_x, f.half_length, f.half_width] for f in fps]
         self.mount[:] = [[p.sensors.lidar_mount_x, p.sensors.lidar_mount_y,
                           p.sensors.lidar_mount_yaw] for p in plist]
         self.cos_beam[:], self.sin_beam[:] = np.cos(self.angles), np.sin(self.angles)
-        self.scans = np.zeros((n, n_beams), dtype=np.float32)
-        self.other = np.full(n, -1, dtype=np.int64)
-        self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
-        self.steps = 0
-        use_threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else parallel
+
+    def _bind(self) -> None:
+        """The views of the float64 buffer, the kernel's arguments and its compiled entry:
+        derived from the rest, so a copy or an unpickled core rebuilds them (a copied view
+        would no longer be a view of the copied buffer)."""
+        views = views_of(self._f64, self._layout)
+        self.states, self.packed, self.actions = views[A_STATES], views[A_PARAMS], views[A_ACTIONS]
+        self.buf = views[A_BUF].reshape(self.n_total, -1, 2)
+        self.cfg = views[A_CFG][0]
+        self.footprints, self.mount = views[A_FP], views[A_MOUNT]
+        self.cos_beam, self.sin_beam = views[A_COS][0], views[A_SIN][0]
+        self.base, self.rect, self._scratch = views[A_BASE], views[A_RECT], views[A_SCRATCH]
+        self.obs, self.normal = views[A_OBS], views[A_NORMAL]
+        track = self.track
         line = track.centerline
         ml = track.lidar
         # every argument of the kernel is a persistent array: build the call once
@@ -173,9 +187,16 @@ class RaceCore:
                       self.other, track.grid.wall, track.grid.skip, track.grid.geo, ml.lut,
                       ml.lut_index, ml.centers, ml.meta, line.xy, line.s, track.line_index,
                       self.scans)
-        with racing_compile_notice('parallel' if use_threads else 'serial'):
-            self._kernel = compiled_entry(race_step_parallel if use_threads else race_step,
+        with racing_compile_notice('parallel' if self._threads else 'serial'):
+            self._kernel = compiled_entry(race_step_parallel if self._threads else race_step,
                                           self._args)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind()
 
     # ------------------------------------------------------------------ control
     def reset_cars(self, cars: ArrayLike, poses: ArrayLike, speed: ArrayLike = 0.0) -> None:

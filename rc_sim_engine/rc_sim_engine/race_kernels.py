@@ -42,7 +42,7 @@ from rc_sim_engine.map_lidar import scan_map
 from rc_sim_engine.multicar import car_contacts_kernel, overlay_cars_kernel
 from rc_sim_engine.packed import P_L, P_R
 
-__all__ = ['carve', 'race_step', 'race_step_parallel', 'wrap_progress']
+__all__ = ['carve', 'race_step', 'race_step_parallel', 'views_of', 'wrap_progress']
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -208,8 +208,12 @@ def carve(shapes: list[tuple[int, int]]) -> tuple[FloatArray, IntArray, list[Flo
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     f64 = np.zeros(int(offsets[-1]))
     layout = np.array([[o, r, c] for o, (r, c) in zip(offsets[:-1], shapes)], dtype=np.int64)
-    views = [f64[o:o + r * c].reshape(r, c) for o, (r, c) in zip(offsets[:-1], shapes)]
-    return f64, layout, views
+    return f64, layout, views_of(f64, layout)
+
+
+def views_of(f64: FloatArray, layout: IntArray) -> list[FloatArray]:
+    """The 2-D views of ``f64`` that ``layout`` rows (offset, rows, columns) describe."""
+    return [f64[o:o + r * c].reshape(r, c) for o, r, c in layout.tolist()]
 
 
 @njit(cache=True, inline='always')

@@ -70,3 +70,32 @@ def test_the_racing_compile_is_announced_once(tmp_path, capsys, monkeypatch) -> 
     (tmp_path / 'serial').write_text('a digest of other sources')
     RaceCore(track, lidar=False)
     assert warmup.RACE_MESSAGE in capsys.readouterr().err
+
+
+def test_copies_and_pickles_step_on_their_own_buffer() -> None:
+    """A deep copy or an unpickled core rebuilds its views of its own buffer: it steps as the
+    original does, and neither moves the other."""
+    import copy
+    import pickle
+
+    from rc_sim_engine.race_core import RaceCore
+    from rc_sim_engine.track import load_track
+
+    track = load_track('chicane_track')
+    core = RaceCore(track)
+    core.reset_cars([0], [track.start_pose], speed=1.0)
+    core.step([[0.05, 1.5]])
+    twins = [copy.deepcopy(core), pickle.loads(pickle.dumps(core))]
+    before = core.states.copy()
+    for twin in twins:
+        assert np.shares_memory(twin.states, twin._f64) and not np.shares_memory(
+            twin.states, core._f64)
+        for _ in range(5):
+            twin.step([[0.1, 2.0]])
+        np.testing.assert_array_equal(core.states, before)  # the original did not move
+    for _ in range(5):
+        core.step([[0.1, 2.0]])
+    for twin in twins:
+        np.testing.assert_array_equal(twin.states, core.states)
+        np.testing.assert_array_equal(twin.scans, core.scans)
+        np.testing.assert_array_equal(twin.obs, core.obs)
