@@ -114,67 +114,32 @@ def test_the_body_rates_share_the_throttle_force_by_the_axle_loads() -> None:
     np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)
 
 
-def test_the_body_rates_hold_the_front_drive_force_as_documented() -> None:
-    """d(vx, vy, r)/dt of one state above the blend speed, from docs/engine.md's equations
-    written out here (linear tyres, static loads, both axles at the common wheel speed)."""
-    import math
+#: vx, vy [m/s], yaw rate [rad/s], steering angle [rad] of the derivative tests (above the
+#: blend speed; the wheels turn 5 % faster than the car)
+VX0, VY0, R0, DELTA0 = 3.0, 0.1, 0.8, 0.2
 
-    from rc_sim_description.constants import GRAVITY_MPS2 as G
+
+def _locked_derivative(load_transfer: bool) -> tuple[object, np.ndarray]:
+    """(params, state derivative) of the locked four-wheel drive with linear tyres."""
     from rc_sim_engine.models import MODELS
     from rc_sim_engine.packed import pack_params
     from rc_sim_engine.state import N_STATE, STEER, WHEEL_SPEED
 
     p = load_vehicle_params().with_values(drive_model='first_order', driven_axles='both_locked',
                                           tyre_model='linear')
-    vx, vy, r, delta = 3.0, 0.1, 0.8, 0.2
-    radius = p.effective_wheel_radius
-    omega = 1.05 * vx / radius
     x = np.zeros(N_STATE)
-    x[VX], x[VY], x[YAW_RATE], x[STEER], x[WHEEL_SPEED] = vx, vy, r, delta, omega
-    d = MODELS['single_track'].derivative(x, pack_params([p])[0])
-
-    m, iz = p.mass_properties.mass, p.mass_properties.yaw_inertia
-    lf, lr, L = p.geometry.cg_to_front_axle, p.geometry.cg_to_rear_axle, p.geometry.wheelbase
-    fz_f, fz_r = m * G * lr / L, m * G * lf / L
-    lon = p.tyres.pacejka_longitudinal
-
-    def mf(k: float) -> float:
-        bx = lon.B * k
-        return lon.D * math.sin(lon.C * math.atan(bx - lon.E * (bx - math.atan(bx))))
-
-    c, s = math.cos(delta), math.sin(delta)
-    v_fx = vx * c + (vy + lf * r) * s
-    v_fy = -vx * s + (vy + lf * r) * c
-    fy_f = p.tyres.cornering_stiffness_front * -math.atan2(v_fy, abs(v_fx))
-    fy_r = p.tyres.cornering_stiffness_rear * -math.atan2(vy - lr * r, abs(vx))
-    fx_r = fz_r * mf((radius * omega - vx) / abs(vx))
-    fx_f = fz_f * mf((radius * omega - v_fx) / abs(v_fx))
-    assert abs(fx_f) > 1.0 and abs(fx_f * s) > 0.1          # the terms matter here
-    expected = ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
-                (fy_r + fy_f * c + fx_f * s) / m - vx * r,
-                (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz)
-    np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)
+    x[VX], x[VY], x[YAW_RATE], x[STEER] = VX0, VY0, R0, DELTA0
+    x[WHEEL_SPEED] = 1.05 * VX0 / p.effective_wheel_radius
+    return p, MODELS['single_track'].derivative(
+        x, pack_params([p], load_transfer=load_transfer)[0])
 
 
-def test_load_transfer_with_both_axles_locked_counts_the_front_drive_force() -> None:
-    """With load transfer the axle loads shift by ``F_x h / L``, F_x the drive force at static
-    loads: with both axles locked the rear's AND the front's (along the car, ``Fx_f cos
-    delta``); the forces then act at the shifted loads (linear tyres scale with the load)."""
+def _hand_written(p, load_transfer: bool) -> tuple[tuple[float, float, float], float]:  # type: ignore[no-untyped-def]
+    """docs/engine.md's body rates written out here; also the front drive's share of the load
+    shift [N] (0 without load transfer)."""
     import math
 
     from rc_sim_description.constants import GRAVITY_MPS2 as G
-    from rc_sim_engine.models import MODELS
-    from rc_sim_engine.packed import pack_params
-    from rc_sim_engine.state import N_STATE, STEER, WHEEL_SPEED
-
-    p = load_vehicle_params().with_values(drive_model='first_order', driven_axles='both_locked',
-                                          tyre_model='linear')
-    vx, vy, r, delta = 3.0, 0.1, 0.8, 0.2
-    radius = p.effective_wheel_radius
-    omega = 1.05 * vx / radius
-    x = np.zeros(N_STATE)
-    x[VX], x[VY], x[YAW_RATE], x[STEER], x[WHEEL_SPEED] = vx, vy, r, delta, omega
-    d = MODELS['single_track'].derivative(x, pack_params([p], load_transfer=True)[0])
 
     m, iz, h = p.mass_properties.mass, p.mass_properties.yaw_inertia, p.geometry.cg_height
     lf, lr, L = p.geometry.cg_to_front_axle, p.geometry.cg_to_rear_axle, p.geometry.wheelbase
@@ -185,17 +150,36 @@ def test_load_transfer_with_both_axles_locked_counts_the_front_drive_force() -> 
         bx = lon.B * k
         return lon.D * math.sin(lon.C * math.atan(bx - lon.E * (bx - math.atan(bx))))
 
-    c, s = math.cos(delta), math.sin(delta)
+    vx, vy, r, c, s = VX0, VY0, R0, math.cos(DELTA0), math.sin(DELTA0)
+    wheel = 1.05 * vx  # R omega
     v_fx = vx * c + (vy + lf * r) * s
     v_fy = -vx * s + (vy + lf * r) * c
-    kappa_r, kappa_f = (radius * omega - vx) / vx, (radius * omega - v_fx) / v_fx
-    shift = (fz_r0 * mf(kappa_r) + fz_f0 * mf(kappa_f) * c) * h / L
+    kappa_r, kappa_f = (wheel - vx) / vx, (wheel - v_fx) / v_fx
+    front_share = fz_f0 * mf(kappa_f) * c * h / L if load_transfer else 0.0
+    shift = fz_r0 * mf(kappa_r) * h / L + front_share if load_transfer else 0.0
     fz_f, fz_r = fz_f0 - shift, fz_r0 + shift
     fx_r, fx_f = fz_r * mf(kappa_r), fz_f * mf(kappa_f)
     fy_f = p.tyres.cornering_stiffness_front * fz_f / fz_f0 * -math.atan2(v_fy, v_fx)
     fy_r = p.tyres.cornering_stiffness_rear * fz_r / fz_r0 * -math.atan2(vy - lr * r, vx)
-    assert abs(fz_f0 * mf(kappa_f) * c * h / L) > 0.2        # the front's share matters here
-    expected = ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
-                (fy_r + fy_f * c + fx_f * s) / m - vx * r,
-                (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz)
+    assert abs(fx_f) > 1.0 and abs(fx_f * s) > 0.1          # the terms matter here
+    return ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
+            (fy_r + fy_f * c + fx_f * s) / m - vx * r,
+            (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz), front_share
+
+
+def test_the_body_rates_hold_the_front_drive_force_as_documented() -> None:
+    """d(vx, vy, r)/dt of one state above the blend speed, from docs/engine.md's equations
+    written out here (linear tyres, static loads, both axles at the common wheel speed)."""
+    p, d = _locked_derivative(load_transfer=False)
+    expected, _ = _hand_written(p, load_transfer=False)
+    np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_load_transfer_with_both_axles_locked_counts_the_front_drive_force() -> None:
+    """With load transfer the axle loads shift by ``F_x h / L``, F_x the drive force at static
+    loads: with both axles locked the rear's AND the front's (along the car, ``Fx_f cos
+    delta``); the forces then act at the shifted loads (linear tyres scale with the load)."""
+    p, d = _locked_derivative(load_transfer=True)
+    expected, front_share = _hand_written(p, load_transfer=True)
+    assert abs(front_share) > 0.2                            # the front's share matters here
     np.testing.assert_allclose([d[VX], d[VY], d[YAW_RATE]], expected, rtol=1e-12, atol=1e-12)
