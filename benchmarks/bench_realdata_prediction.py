@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+import math
 import os
 from pathlib import Path
 import sys
@@ -160,16 +161,19 @@ def realdata_dir() -> Path:
     return Path(os.environ.get('RC_SIM_REALDATA', '/work/shared/realdata'))
 
 
-def score_csv(case: Case, csv_path: Path, horizon: float) -> Score:
-    """Score a prediction CSV of ``case`` with the independent evaluator (the CSV hook)."""
+def score_csv(case: Case, csv_path: Path, horizon: float, after: float | None = None) -> Score:
+    """Score a prediction CSV of ``case`` with the independent evaluator (the CSV hook); with
+    ``after`` [s, pose clock], only the windows that start at or after it."""
     root = realdata_dir()
     rec = read_recording(root / case.bag, root / case.recording)
     truth = protocol_truth(rec.t, rec.x, rec.y, rec.yaw, horizon)
+    if after is not None:
+        truth = replace(truth, windows=[w for w in truth.windows if w.start >= after - 1e-6])
     return score(truth, read_prediction_csv(csv_path), name=str(csv_path))
 
 
-def score_predictor(case: Case, predictor: Predictor, horizon: float, csv_path: Path
-                    ) -> tuple[Score, float]:
+def score_predictor(case: Case, predictor: Predictor, horizon: float, csv_path: Path,
+                    after: float | None = None) -> tuple[Score, float]:
     """Run ``predictor`` on ``case``, write its CSV, score the CSV; returns (score, seconds)."""
     root = realdata_dir()
     rec = read_recording(root / case.bag, root / case.recording, ('steering', 'drive', 'enable'))
@@ -178,7 +182,78 @@ def score_predictor(case: Case, predictor: Predictor, horizon: float, csv_path: 
     table = predictor(case, rec, windows)
     elapsed = time.perf_counter() - start
     write_prediction_csv(str(csv_path), table)
-    return score_csv(case, csv_path, horizon), elapsed
+    return score_csv(case, csv_path, horizon, after), elapsed
+
+
+#: the time-split comparison: per car, the recordings whose first part trains one fit and whose
+#: last part is held out (the case a team with several recordings of its car is in)
+SPLIT_CASES = {
+    'DART': [c for c in CASES if c.car == 'DART'],
+    'F1TENTH': [Case(f'frictionmaps_{n}', 'F1TENTH', f'frictionmaps/frictionmaps_{n}',
+                     'recordings/example_frictionmaps.yaml', 'DS1+DS2 (first part)')
+                for n in ('DS1', 'DS2')],
+}
+
+
+def split_time(case: Case, horizon: float, fraction: float) -> float:
+    """Start [s, pose clock] of the held-out part: ``fraction`` of the pose stream, rounded up
+    to the evaluator's window grid (no held-out window overlaps the training part)."""
+    root = realdata_dir()
+    rec = read_recording(root / case.bag, root / case.recording)
+    t0, t1 = float(rec.t.min()), float(rec.t.max())
+    return t0 + math.ceil(fraction * (t1 - t0) / horizon) * horizon
+
+
+def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
+    """Fit one model on the first ``fraction`` of every recording in SPLIT_CASES[car] together,
+    then score every predictor on the last part of each; prints the rows."""
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.fit import fit
+    from rc_sim_calibration.replay import replay_windows
+    from rc_sim_calibration.settings import load_fit_settings
+    from rc_sim_description.params import load_vehicle_params
+
+    root = realdata_dir()
+    cases = SPLIT_CASES[car]
+    measured = out / f'{car}_measured.yaml'
+    measured.write_text(MEASURED[car])
+    base = load_vehicle_params(overrides=[measured])
+    settings = load_fit_settings()
+    splits = {c.key: split_time(c, horizon, fraction) for c in cases}
+    full = {c.key: load_dataset(root / c.bag, base, settings.data, recording=root / c.recording)
+            for c in cases}
+    train = [load_dataset(root / c.bag, base, settings.data, recording=root / c.recording,
+                          span=(0.0, splits[c.key] - full[c.key].start_ns * 1e-9))
+             for c in cases]
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = fit(train, base, settings)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
+    print(f'{car}: one fit on the first {fraction:.0%} of {", ".join(c.key for c in cases)}: '
+          f'{wall:.0f} s wall / {cpu:.0f} s CPU, verdict {verdict}', flush=True)
+    offset = result.offset if result.offset_fitted else None
+    for case in cases:
+        after = splits[case.key]
+        for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
+            if car in cars:
+                path = out / f'split_{case.key}_{name.replace(" ", "_")}.csv'
+                s, _ = score_predictor(case, predictor, horizon, path, after)
+                _print_row(case, f'last {1 - fraction:.0%}', name, s)
+        for name, params in (('rc-sim nominal', base), ('rc-sim calibrated', result.params)):
+            ds = full[case.key] if offset is None or params is base else load_dataset(
+                root / case.bag, base, settings.data, recording=root / case.recording,
+                pose_offset=offset)
+            table, _ = replay_windows(params, ds, settings, horizon)
+            path = out / f'split_{case.key}_{name.replace(" ", "_")}.csv'
+            write_prediction_csv(str(path), table)
+            _print_row(case, f'last {1 - fraction:.0%}', name,
+                       score_csv(case, path, horizon, after))
+
+
+def _print_row(case: Case, part: str, name: str, s: Score, note: str = '') -> None:
+    label = f'{Path(case.bag).stem} ({part})' if part else Path(case.bag).stem
+    print(f'{case.car:8} {label:36} {name:16} {s.windows:7d} {s.samples:7d} '
+          f'{s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f}{note}', flush=True)
 
 
 def main() -> int:
@@ -189,7 +264,13 @@ def main() -> int:
                         help=f'score an external CSV too; CASE in {[c.key for c in CASES]}')
     parser.add_argument('--no-rcsim', action='store_true',
                         help='skip the rc-sim rows (their fits take about a minute per case)')
+    parser.add_argument('--split', type=float, default=0.7, metavar='FRACTION',
+                        help='time-split table: one fit per car on the first FRACTION of its '
+                             'recordings, scored on the rest (0 skips it; default 0.7)')
     args = parser.parse_args()
+    if not 0.0 <= args.split < 1.0:
+        print(f'error: --split {args.split}: expected a fraction in [0, 1)', file=sys.stderr)
+        return 2
     if not realdata_dir().is_dir():
         print(f'error: real-data directory {realdata_dir()} not found (set RC_SIM_REALDATA)',
               file=sys.stderr)
@@ -215,6 +296,12 @@ def main() -> int:
                 print(f'{case.car:8} {Path(case.bag).stem:36} {name:16} {s.windows:7d} '
                       f'{s.samples:7d} {s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f} {"-":>8}  '
                       f'({note})', flush=True)
+    if args.split > 0 and not args.no_rcsim:
+        print(f'\ntime split: fitted on the first {args.split:.0%} of each recording, scored on '
+              'the rest')
+        print(header)
+        for car in SPLIT_CASES:
+            split_rows(car, args.horizon, args.split, out)
     for spec in args.csv:
         name, _, rest = spec.partition(':')
         key, _, path = rest.partition('=')

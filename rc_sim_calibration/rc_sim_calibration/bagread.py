@@ -9,7 +9,7 @@ bag's clock, else the log (receive) time (:func:`rc_sim_description.recording.ex
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 from pathlib import Path
 from typing import Any
@@ -231,6 +231,35 @@ def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
     return RawBag(path=str(bag_path), start_ns=int(start_ns), topics=available, roles=roles,
                   series=series, kinds=kinds, pose_offset=offset, clocks=clocks,
                   pose_frame=frame, static_tf=static, offset_declared=declared)
+
+
+#: Series that hold their value until the next message (commands, deadman): a clipped bag keeps
+#: the value in force at its start.
+HELD_SERIES = ('steering', 'wheel_speed', 'drive', 'cmd_vel', 'ackermann', 'enable')
+
+
+def clip_raw(raw: RawBag, t_from: float, t_to: float) -> RawBag:
+    """The part ``t_from <= t < t_to`` [s since the bag's first message] of every series; a
+    held series (:data:`HELD_SERIES`) also keeps its last message before ``t_from``, moved to
+    ``t_from`` (the command in force there). One-line error when no pose is left."""
+    if not (math.isfinite(t_from) and t_from < t_to):
+        raise CalibrationError(f'{raw.path}: time span {t_from:g}:{t_to:g} s is empty')
+    series: dict[str, dict[str, Array]] = {}
+    for key, entry in raw.series.items():
+        t = entry['t']
+        keep = (t >= t_from) & (t < t_to)
+        if key in HELD_SERIES:
+            before = np.flatnonzero(t < t_from)
+            if before.size:
+                keep[before[-1]] = True
+        part = {name: np.asarray(values)[keep] for name, values in entry.items()}
+        part['t'] = np.maximum(part['t'], t_from)
+        series[key] = part
+    for key in ('pose', 'odom'):
+        if key in series and series[key]['t'].size < 2:
+            raise CalibrationError(f'{raw.path}: fewer than two {key} messages in the time span '
+                                   f'{t_from:g}:{t_to:g} s')
+    return replace(raw, series=series)
 
 
 def declared_pose_offset(path: Any) -> tuple[float, float, float] | None:

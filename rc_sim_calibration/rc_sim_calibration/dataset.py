@@ -30,6 +30,7 @@ import numpy as np
 from rc_sim_calibration.bagread import (
     DEFAULT_TOPICS,
     RawBag,
+    clip_raw,
     parse_topic_overrides,
     read_bag,
 )
@@ -449,12 +450,16 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
 def load_dataset(path: str | Path, params: VehicleParams, options: DatasetOptions | None = None,
                  topic_overrides: Sequence[str] = (), *, recording: Any = None,
                  skip_corrupt: bool = False,
-                 pose_offset: tuple[float, float, float] | None = None) -> Dataset:
+                 pose_offset: tuple[float, float, float] | None = None,
+                 span: tuple[float, float] | None = None) -> Dataset:
     """Read and preprocess one bag (see :func:`read_bag` and :func:`build_dataset`);
     ``recording`` (a Recording or a YAML path) replaces the topic-name mapping; ``pose_offset``
-    is the measured frame in base_link when given on the command line."""
+    is the measured frame in base_link when given on the command line; ``span`` keeps only
+    ``t_from <= t < t_to`` [s since the bag's first message] (:func:`clip_raw`)."""
     topics = parse_topic_overrides(topic_overrides)
     if recording is not None and topic_overrides:
         raise CalibrationError('give either --recording or --topic, not both')
-    return build_dataset(read_bag(path, topics, recording=recording, skip_corrupt=skip_corrupt),
-                         params, options, topics, pose_offset=pose_offset)
+    raw = read_bag(path, topics, recording=recording, skip_corrupt=skip_corrupt)
+    if span is not None:
+        raw = clip_raw(raw, *span)
+    return build_dataset(raw, params, options, topics, pose_offset=pose_offset)

@@ -58,7 +58,8 @@ PHYSICAL_LOWER = {
     'command_latency': 0.0, 'throttle_dead_band': 0.0, 'steering_dead_band': 0.0,
     'steering_backlash': 0.0, 'drag_coefficient': 0.0, 'steering_curvature_left': 0.0,
     'steering_curvature_right': 0.0, 'viscous_resistance': 0.0, 'rolling_resistance': 0.0,
-    'motor_back_emf_gain': 0.0, 'relaxation_length_front': 0.0, 'relaxation_length_rear': 0.0,
+    'motor_back_emf_gain': 0.0, 'steering_drag': 0.0, 'relaxation_length_front': 0.0,
+    'relaxation_length_rear': 0.0,
 }
 SERVO_MODELS = ('first_order', 'second_order')
 

@@ -74,8 +74,8 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
         names += list(RELAX_NAMES)
     if drive_kind == 'throttle':
         names += ['motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
-                  'viscous_resistance', 'drag_coefficient', 'throttle_dead_band',
-                  'throttle_time_constant']
+                  'viscous_resistance', 'drag_coefficient', 'steering_drag',
+                  'throttle_dead_band', 'throttle_time_constant']
     else:
         names += ['effective_wheel_radius', 'drive_time_constant', 'max_acceleration',
                   'max_deceleration']

@@ -146,3 +146,27 @@ def test_topic_overrides():
 def test_rate_option():
     ds = build_dataset(_raw(), PARAMS, DatasetOptions(rate_hz=20.0))
     np.testing.assert_allclose(np.diff(ds.t), 0.05)
+
+
+def test_a_clipped_bag_keeps_the_span_and_the_commands_in_force_at_its_start():
+    from rc_sim_calibration.bagread import clip_raw
+
+    raw = _raw()
+    part = clip_raw(raw, 5.005, 9.0)
+    t = part.series['odom']['t']
+    assert t.min() >= 5.005 and t.max() < 9.0
+    np.testing.assert_array_equal(part.series['odom']['x'],
+                                  raw.series['odom']['x'][(raw.series['odom']['t'] >= 5.005)
+                                                          & (raw.series['odom']['t'] < 9.0)])
+    for key in ('steering', 'wheel_speed'):  # the command sent at 5.00 s holds from 5.005 s
+        tc, value = part.series[key]['t'], part.series[key]['value']
+        assert tc[0] == 5.005 and value[0] == raw.series[key]['value'][250]
+        assert np.all(np.diff(tc) > 0) and tc[-1] < 9.0
+    ds = build_dataset(part, PARAMS)
+    assert ds.t[-1] - ds.t[0] == pytest.approx(4.0, abs=0.05)
+    assert np.median(ds.vx) == pytest.approx(V, abs=0.02)  # the car drives from the first sample
+    with pytest.raises(CalibrationError, match=r'fewer than two odom messages in the time '
+                                               r'span 40:50 s'):
+        clip_raw(raw, 40.0, 50.0)
+    with pytest.raises(CalibrationError, match='time span 3:1 s is empty'):
+        clip_raw(raw, 3.0, 1.0)

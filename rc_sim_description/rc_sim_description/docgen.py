@@ -123,6 +123,8 @@ RANGE_BASIS: dict[str, str] = {
     'motor_force_gain': _THROTTLE, 'motor_back_emf_gain': _THROTTLE,
     'rolling_resistance': _THROTTLE, 'viscous_resistance': _THROTTLE,
     'drag_coefficient': '0.5 rho c_d A: under 1 N s^2/m^2 for a 1 m^2 frontal area',
+    'steering_drag': "a fraction of the car's weight: about 5 N on the 1.6 kg DART car "
+                     '(Lyons et al. 2024); 1000 N is the weight of a 100 kg car',
     'throttle_dead_band': 'an ESC that ignores all of the stick is no drive',
     'throttle_time_constant': 'ESC and motor current lags of milliseconds',
     'command_latency': 'radio, ESC and servo delays are tens of milliseconds',

@@ -232,6 +232,9 @@ class DriveParams:
     drag_coefficient: float = _p(
         'N s^2/m^2', 'throttle drive: C_r2, aerodynamic drag per unit speed squared.',
         R(0.0, 10.0))
+    steering_drag: float = _p(
+        'N', 'throttle drive: C_rd, resistance that grows with the steered angle, C_rd '
+        'sin^2(delta), opposing the motion (tyre scrub); single-track model.', R(0.0, 1e3))
     throttle_dead_band: float = _p(
         '-', 'throttle drive: duty d0 the ESC ignores; d_eff = sign(d) max(abs(d) - d0, 0).',
         R(0.0, 0.9))

@@ -49,11 +49,13 @@ import math
 
 from numba import njit
 
-__all__ = ['V_STICK', 'dead_band_duty', 'duty_filter', 'esc_substep', 'sticks',
-           'throttle_force']
+__all__ = ['V_STEER_DRAG', 'V_STICK', 'dead_band_duty', 'duty_filter', 'esc_substep',
+           'steering_drag', 'sticks', 'throttle_force']
 
 #: Speed [m/s] below which static friction holds a throttle-driven car that cannot break away.
 V_STICK = 1e-3
+#: Speed [m/s] over which the steering drag ramps in from 0 (none on a car at rest).
+V_STEER_DRAG = 0.05
 
 
 @njit(cache=True, error_model='numpy')
@@ -127,6 +129,15 @@ def throttle_force(vx: float, duty: float, fz_rear: float, grip: float, cm1: flo
                  - cr2 * vx * abs(vx))
     cap = grip * fz_rear
     return max(-cap, min(cap, force))
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def steering_drag(vx: float, sin_delta: float, c_rd: float) -> float:
+    """Resistance of a steered car [N], along vx: ``C_rd sin^2(delta) sgn(vx)``, ramped in
+    over |vx| < :data:`V_STEER_DRAG`. The tyre scrub and the drivetrain losses of a turning RC car
+    beyond the single track's own ``Fy_f sin(delta)`` (the DART builders' "friction due to
+    steering", Lyons et al. 2024, has the same even growth with the angle)."""
+    return math.copysign(c_rd * sin_delta * sin_delta * min(abs(vx) / V_STEER_DRAG, 1.0), vx)
 
 
 @njit(cache=True, error_model='numpy', inline='always')

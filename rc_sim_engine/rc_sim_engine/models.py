@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine.drive_models import dead_band_duty, throttle_force
+from rc_sim_engine.drive_models import dead_band_duty, steering_drag, throttle_force
 from rc_sim_engine.four_wheel_steering import rear_contact_speed, velocity_rates_4ws
 from rc_sim_engine.packed import (
     P_AWD,
@@ -60,6 +60,7 @@ from rc_sim_engine.packed import (
     P_CR0,
     P_CR1,
     P_CR2,
+    P_CRD,
     P_DRIVE_MODEL,
     P_DUTY_DEAD_BAND,
     P_FZ_FRONT,
@@ -235,7 +236,8 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
     dynamic single track [N, rad/s]; ``alf, alr`` are the transient slip angles, used where the
     relaxation length is > 0 (else the geometric angles, and their rate is 0). Fx_front (along
     the front wheel) is 0 but with both axles locked to ``omega`` and a slip-driven drive:
-    ``Fz_f MF_long((R omega - v_fx) / max(|v_fx|, V_EPS))``."""
+    ``Fz_f MF_long((R omega - v_fx) / max(|v_fx|, V_EPS))``. A throttle drive's Fx_rear includes
+    the steering drag (:func:`rc_sim_engine.drive_models.steering_drag`)."""
     fz_f, fz_r = p[P_FZ_FRONT], p[P_FZ_REAR]
     awd_throttle = p[P_AWD] > 0.5 and p[P_DRIVE_MODEL] > 1.5
     fx_r = throttle_total(vx, omega, p, fz_f, fz_r) if awd_throttle else \
@@ -252,6 +254,8 @@ def single_track_forces(vx: float, vy: float, r: float, cos_delta: float, sin_de
             rear_drive_force(vx, omega, p, fz_r)
         cf *= fz_f / p[P_FZ_FRONT]
         cr *= fz_r / p[P_FZ_REAR]
+    if p[P_DRIVE_MODEL] > 1.5 and p[P_CRD] > 0.0:  # throttle drive: drag of the steered car
+        fx_r -= steering_drag(vx, sin_delta, p[P_CRD])
     target_f, target_r = alpha_f, alpha_r
     if p[P_SIGMA_F] > 0.0 or p[P_SIGMA_R] > 0.0:  # the transient slips' targets: floored speed
         target_f, target_r, _ = slip_angles(vx, vy, r, cos_delta, sin_delta, p, V_EPS)

@@ -47,7 +47,9 @@ P_REAR_STEER = 51
 (P_LINK_Q, P_LINK_C) = range(86, 88)
 #: 1: front and rear axles locked together (drive.driven_axles both_locked), 0: rear drive.
 P_AWD = 88
-N_PARAM = 89
+#: Throttle drive: steering drag C_rd [N] (drive.steering_drag).
+P_CRD = 89
+N_PARAM = 90
 
 #: steering.servo_model -> kernel id.
 SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
@@ -192,6 +194,7 @@ def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_i
     row[P_CR0] = d.rolling_resistance
     row[P_CR1] = d.viscous_resistance
     row[P_CR2] = d.drag_coefficient
+    row[P_CRD] = d.steering_drag
     row[P_DUTY_DEAD_BAND] = d.throttle_dead_band
     tau_d = d.throttle_time_constant
     row[P_DUTY_DECAY] = np.exp(-h / tau_d) if tau_d > 0.0 else 0.0

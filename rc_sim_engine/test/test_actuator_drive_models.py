@@ -176,6 +176,33 @@ def test_throttle_coast_down_time_matches_the_published_equation() -> None:
     assert t_engine == pytest.approx(t_stop, abs=2e-3)
 
 
+def test_steering_drag_opposes_the_motion_is_even_and_ramps_in_from_rest() -> None:
+    from rc_sim_engine.drive_models import V_STEER_DRAG, steering_drag
+
+    s = math.sin(0.3)
+    assert steering_drag(0.0, s, 5.0) == 0.0
+    assert steering_drag(2.0, s, 5.0) == pytest.approx(5.0 * s * s, rel=1e-14)
+    assert steering_drag(-2.0, s, 5.0) == pytest.approx(-5.0 * s * s, rel=1e-14)
+    assert steering_drag(2.0, -s, 5.0) == steering_drag(2.0, s, 5.0)
+    assert steering_drag(0.5 * V_STEER_DRAG, s, 5.0) == pytest.approx(2.5 * s * s, rel=1e-14)
+
+
+@pytest.mark.parametrize('drive_model, changes', [('throttle', True), ('first_order', False)])
+def test_steering_drag_acts_on_the_throttle_drive_only(drive_model: str, changes: bool) -> None:
+    """The speed loop of a first_order ESC absorbs a drag; the throttle's force does not."""
+    from rc_sim_engine.models import MODELS
+    from rc_sim_engine.packed import pack_params
+    from rc_sim_engine.state import N_STATE, STEER
+
+    x = np.zeros(N_STATE)
+    x[VX], x[STEER], x[DUTY], x[WHEEL_SPEED] = 2.0, 0.25, 0.3, 40.0
+    dvx = [MODELS['single_track'].derivative(x, pack_params([THROTTLE.with_values(
+        drive_model=drive_model, steering_drag=c)])[0])[VX] for c in (0.0, 6.0)]
+    m = THROTTLE.mass_properties.mass
+    assert dvx[0] - dvx[1] == pytest.approx(6.0 * math.sin(0.25) ** 2 / m if changes else 0.0,
+                                            rel=1e-12, abs=1e-15)
+
+
 # --------------------------------------------------------------------------- kinds
 def test_drive_kind_must_fit_the_drive_model() -> None:
     assert Car(BASE).drive_kind == 'wheel_speed'  # the default: today's wheel-speed commands

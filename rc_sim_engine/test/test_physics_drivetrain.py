@@ -79,9 +79,13 @@ def test_the_throttle_drive_in_a_turn_pulls_the_nose_in() -> None:
     assert rates['both_locked'] > (1.0 + 1e-3) * rates['rear'] > 0.0
 
 
-def test_the_body_rates_share_the_throttle_force_by_the_axle_loads() -> None:
+@pytest.mark.parametrize('axles, c_rd', [('both_locked', 0.0), ('both_locked', 6.0),
+                                          ('rear', 0.0), ('rear', 6.0)])
+def test_the_body_rates_share_the_throttle_force_by_the_axle_loads(axles: str,
+                                                                   c_rd: float) -> None:
     """d(vx, vy, r)/dt of one throttle state: F = C_m1 d - C_m2 d v - C_r0 - C_r1 v - C_r2 v|v|
-    shared as Fx_f = F Fz_f / (Fz_f + Fz_r) along the front wheel, the rest at the rear."""
+    - C_rd sin^2(delta), shared (locked 4WD) as Fx_f = F Fz_f / (Fz_f + Fz_r) along the front
+    wheel, the rest at the rear; all at the rear for a rear drive."""
     import math
 
     from rc_sim_description.constants import GRAVITY_MPS2 as G
@@ -89,8 +93,8 @@ def test_the_body_rates_share_the_throttle_force_by_the_axle_loads() -> None:
     from rc_sim_engine.packed import pack_params
     from rc_sim_engine.state import DUTY, N_STATE, STEER
 
-    _, p = _throttle_car('both_locked')
-    p = p.with_values(tyre_model='linear')
+    _, p = _throttle_car(axles)
+    p = p.with_values(tyre_model='linear', steering_drag=c_rd)
     vx, vy, r, delta, duty = 3.0, 0.1, 0.8, 0.2, 0.4
     x = np.zeros(N_STATE)
     x[VX], x[VY], x[YAW_RATE], x[STEER], x[DUTY] = vx, vy, r, delta, duty
@@ -100,14 +104,16 @@ def test_the_body_rates_share_the_throttle_force_by_the_axle_loads() -> None:
     m, iz = p.mass_properties.mass, p.mass_properties.yaw_inertia
     lf, lr, L = p.geometry.cg_to_front_axle, p.geometry.cg_to_rear_axle, p.geometry.wheelbase
     fz_f, fz_r = m * G * lr / L, m * G * lf / L
-    force = (dr.motor_force_gain * duty - dr.motor_back_emf_gain * duty * vx
-             - dr.rolling_resistance - dr.viscous_resistance * vx - dr.drag_coefficient * vx * vx)
-    fx_f, fx_r = force * fz_f / (fz_f + fz_r), force * fz_r / (fz_f + fz_r)
     c, s = math.cos(delta), math.sin(delta)
+    force = (dr.motor_force_gain * duty - dr.motor_back_emf_gain * duty * vx
+             - dr.rolling_resistance - dr.viscous_resistance * vx - dr.drag_coefficient * vx * vx
+             - c_rd * s * s)
+    share = fz_f / (fz_f + fz_r) if axles == 'both_locked' else 0.0
+    fx_f, fx_r = force * share, force * (1.0 - share)
     v_fy = -vx * s + (vy + lf * r) * c
     fy_f = p.tyres.cornering_stiffness_front * -math.atan2(v_fy, vx * c + (vy + lf * r) * s)
     fy_r = p.tyres.cornering_stiffness_rear * -math.atan2(vy - lr * r, vx)
-    assert abs(fx_f * s) > 0.1                                # the term matters here
+    assert abs(fx_f * s) > 0.1 or axles == 'rear'             # the term matters here
     expected = ((fx_r + fx_f * c - fy_f * s) / m + vy * r,
                 (fy_r + fy_f * c + fx_f * s) / m - vx * r,
                 (lf * (fy_f * c + fx_f * s) - lr * fy_r) / iz)
