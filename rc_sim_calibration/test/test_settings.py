@@ -68,6 +68,9 @@ def test_default_free_set_follows_the_commands_and_the_structures(base):
         assert name in throttle.names
     assert throttle.structure['drive_model'] == 'throttle' and 'steering_gain' not in \
         throttle.names and 'steering_linkage_cubic' not in throttle.names
+    drag = {f.name: f for f in resolve_free(s, base, throttle.names)}['steering_drag']
+    assert (drag.start, drag.lower, drag.prior_mean, drag.prior_std) == (0.0, 0.0, 0.0, 3.0)
+    assert 'steering_drag' not in first.names  # a speed loop absorbs it
 
 
 def test_start_values_are_clipped_into_the_bounds_and_priors_centre_on_the_base(base):
