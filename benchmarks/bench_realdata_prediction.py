@@ -11,7 +11,11 @@ recordings; its fit time and verdict are printed with the row) and, for DART, ca
 the steering angles measured at standstill (``fit_measured_steering.yaml``).
 
     .venv/bin/python benchmarks/bench_realdata_prediction.py [--horizon 1.0] [--out DIR]
-        [--csv 'NAME:CASE=pred.csv' ...]
+        [--csv 'NAME:CASE=pred.csv' ...] [--split 0.7] [--dart-csv DIR]
+
+Two further tables: ``--split`` fits one model per car on the first part of all its recordings
+and scores the rest; ``--dart-csv`` scores DART recordings of another day (the builders' logger
+CSVs, converted by ``realdata/dart_csv_to_bag.py``) with rc-sim fitted on the 4 September bags.
 
 HOOKS for the rc-sim predictions: either register a callable in ``EXTRA_PREDICTORS`` (signature
 ``(case, recording, windows) -> PredictionTable``, windows with the protocol's initial states), or
@@ -238,7 +242,7 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
             if car in cars:
                 path = out / f'split_{case.key}_{name.replace(" ", "_")}.csv'
                 s, _ = score_predictor(case, predictor, horizon, path, after)
-                _print_row(case, f'last {1 - fraction:.0%}', name, s)
+                _print_row(case, f'{Path(case.bag).stem} (last {1 - fraction:.0%})', name, s)
         for name, params in (('rc-sim nominal', base), ('rc-sim calibrated', result.params)):
             ds = full[case.key] if offset is None or params is base else load_dataset(
                 root / case.bag, base, settings.data, recording=root / case.recording,
@@ -246,12 +250,70 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
             table, _ = replay_windows(params, ds, settings, horizon)
             path = out / f'split_{case.key}_{name.replace(" ", "_")}.csv'
             write_prediction_csv(str(path), table)
-            _print_row(case, f'last {1 - fraction:.0%}', name,
+            _print_row(case, f'{Path(case.bag).stem} (last {1 - fraction:.0%})', name,
                        score_csv(case, path, horizon, after))
 
 
-def _print_row(case: Case, part: str, name: str, s: Score, note: str = '') -> None:
-    label = f'{Path(case.bag).stem} ({part})' if part else Path(case.bag).stem
+#: the DART fits of the other-day comparison: label -> training bags
+DART_FITS = {'fast': ['dart/4_sept_random_driving_fast.bag'],
+             'slow': ['dart/4_sept_random_driving_slow.bag'],
+             'fast+slow': ['dart/4_sept_random_driving_fast.bag',
+                           'dart/4_sept_random_driving_slow.bag']}
+
+
+def other_day_rows(csv_dir: Path, horizon: float, out: Path) -> None:
+    """DART recordings of another day: each builders' logger CSV in ``csv_dir``
+    (``car_1_Datarecording_*.csv``, e.g. ``91_free_driving_16_sept_2024`` of Lorenzo-Lyons/DART)
+    becomes a bag (``realdata/dart_csv_to_bag.py``); every predictor is scored on it, rc-sim
+    fitted on the 4 September bags (fast, slow, both). Prints the rows."""
+    from dart_csv_to_bag import convert
+
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.fit import fit
+    from rc_sim_calibration.replay import replay_windows
+    from rc_sim_calibration.settings import load_fit_settings
+    from rc_sim_description.params import load_vehicle_params
+
+    root = realdata_dir()
+    csvs = sorted(csv_dir.glob('car_1_Datarecording_*.csv'))
+    if not csvs:
+        raise SystemExit(f'error: no car_1_Datarecording_*.csv in {csv_dir}')
+    description = 'recordings/example_dart_fast.yaml'
+    cases = []
+    for csv in csvs:
+        bag = out / f'bag_{csv.stem}'
+        if not bag.exists():
+            convert(csv, bag)
+        cases.append(Case(f'dart_{csv.stem[-19:]}', 'DART', str(bag), description, ''))
+    measured = out / 'DART_measured.yaml'
+    measured.write_text(MEASURED['DART'])
+    base = load_vehicle_params(overrides=[measured])
+    settings = load_fit_settings()
+    rec = root / description
+    fitted = {}
+    for label, bags in DART_FITS.items():
+        train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = fit(train, base, settings)
+        print(f'DART fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
+              f'{time.process_time() - c0:.0f} s CPU, verdict '
+              f'{"ok" if result.verdict.ok else "REJECTED"}', flush=True)
+        fitted[f'rc-sim cal. {label}'] = result.params
+    for case in cases:
+        for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
+            if 'DART' in cars:
+                path = out / f'{case.key}_{name.replace(" ", "_")}.csv'
+                score_row = score_predictor(case, predictor, horizon, path)[0]
+                _print_row(case, case.key, name, score_row)
+        held = load_dataset(case.bag, base, settings.data, recording=rec)
+        for name, params in fitted.items():
+            table, _ = replay_windows(params, held, settings, horizon)
+            path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
+            write_prediction_csv(str(path), table)
+            _print_row(case, case.key, name, score_csv(case, path, horizon))
+
+
+def _print_row(case: Case, label: str, name: str, s: Score, note: str = '') -> None:
     print(f'{case.car:8} {label:36} {name:16} {s.windows:7d} {s.samples:7d} '
           f'{s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f}{note}', flush=True)
 
@@ -264,6 +326,10 @@ def main() -> int:
                         help=f'score an external CSV too; CASE in {[c.key for c in CASES]}')
     parser.add_argument('--no-rcsim', action='store_true',
                         help='skip the rc-sim rows (their fits take about a minute per case)')
+    parser.add_argument('--dart-csv', type=Path, metavar='DIR',
+                        help="also score DART recordings of another day: the builders' logger "
+                             'CSVs in DIR (e.g. Lorenzo-Lyons/DART System_identification/Data/'
+                             '91_free_driving_16_sept_2024)')
     parser.add_argument('--split', type=float, default=0.7, metavar='FRACTION',
                         help='time-split table: one fit per car on the first FRACTION of its '
                              'recordings, scored on the rest (0 skips it; default 0.7)')
@@ -302,6 +368,10 @@ def main() -> int:
         print(header)
         for car in SPLIT_CASES:
             split_rows(car, args.horizon, args.split, out)
+    if args.dart_csv is not None and not args.no_rcsim:
+        print('\nDART recordings of another day (rc-sim fitted on the 4 September bags)')
+        print(header)
+        other_day_rows(args.dart_csv, args.horizon, out)
     for spec in args.csv:
         name, _, rest = spec.partition(':')
         key, _, path = rest.partition('=')
