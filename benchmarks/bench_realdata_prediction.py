@@ -11,11 +11,12 @@ recordings; its fit time and verdict are printed with the row) and, for DART, ca
 the steering angles measured at standstill (``fit_measured_steering.yaml``).
 
     .venv/bin/python benchmarks/bench_realdata_prediction.py [--horizon 1.0] [--out DIR]
-        [--csv 'NAME:CASE=pred.csv' ...] [--split 0.7] [--dart-csv DIR]
+        [--csv 'NAME:CASE=pred.csv' ...] [--split 0.7] [--dart-csv DIR] [--frictionmaps DIR]
 
 Two further tables: ``--split`` fits one model per car on the first part of all its recordings
 and scores the rest; ``--dart-csv`` scores DART recordings of another day (the builders' logger
-CSVs, converted by ``realdata/dart_csv_to_bag.py``) with rc-sim fitted on the 4 September bags.
+CSVs, converted by ``realdata/dart_csv_to_bag.py``) with rc-sim fitted on the 4 September bags;
+``--frictionmaps`` scores the F1TENTH data sets after DS3 (``realdata/frictionmaps_csv_to_bag.py``).
 
 HOOKS for the rc-sim predictions: either register a callable in ``EXTRA_PREDICTORS`` (signature
 ``(case, recording, windows) -> PredictionTable``, windows with the protocol's initial states), or
@@ -313,6 +314,65 @@ def other_day_rows(csv_dir: Path, horizon: float, out: Path) -> None:
             _print_row(case, case.key, name, score_csv(case, path, horizon))
 
 
+#: the F1TENTH fits of the other-data-set comparison: label -> training bags
+F1TENTH_FITS = {'DS1+DS2': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2'],
+                'DS1-DS3': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2',
+                            'frictionmaps/frictionmaps_DS3']}
+
+
+def other_set_rows(datasets: Path, horizon: float, out: Path) -> None:
+    """F1TENTH data sets beyond DS1-DS3: each ``DS<n>`` folder of the FrictionMaps
+    ``DataSets`` directory ``datasets`` (n >= 4) becomes a bag
+    (``realdata/frictionmaps_csv_to_bag.py``); CTRV and rc-sim (nominal; fitted on DS1+DS2 and
+    on DS1-DS3) are scored on it. Prints the rows."""
+    from frictionmaps_csv_to_bag import convert
+
+    from rc_sim_calibration.dataset import load_dataset
+    from rc_sim_calibration.fit import fit
+    from rc_sim_calibration.replay import replay_windows
+    from rc_sim_calibration.settings import load_fit_settings
+    from rc_sim_description.params import VehicleParams, load_vehicle_params
+
+    root = realdata_dir()
+    folders = sorted((d for d in datasets.glob('DS*') if d.is_dir() and d.name[2:].isdigit()
+                      and int(d.name[2:]) >= 4), key=lambda d: int(d.name[2:]))
+    if not folders:
+        raise SystemExit(f'error: no DS4, DS5, ... folders in {datasets}')
+    description = 'recordings/example_frictionmaps.yaml'
+    cases = []
+    for folder in folders:
+        bag = out / f'bag_frictionmaps_{folder.name}'
+        if not bag.exists():
+            convert(folder, bag)
+        cases.append(Case(f'frictionmaps_{folder.name}', 'F1TENTH', str(bag), description, ''))
+    measured = out / 'F1TENTH_measured.yaml'
+    measured.write_text(MEASURED['F1TENTH'])
+    base = load_vehicle_params(overrides=[measured])
+    settings = load_fit_settings()
+    rec = root / description
+    models: dict[str, tuple[VehicleParams, tuple[float, float, float] | None]] = {
+        'rc-sim nominal': (base, None)}
+    for label, bags in F1TENTH_FITS.items():
+        train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = fit(train, base, settings)
+        print(f'F1TENTH fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
+              f'{time.process_time() - c0:.0f} s CPU, verdict '
+              f'{"ok" if result.verdict.ok else "REJECTED"}', flush=True)
+        models[f'rc-sim cal. {label}'] = (result.params,
+                                          result.offset if result.offset_fitted else None)
+    for case in cases:
+        path = out / f'{case.key}_CTRV.csv'
+        _print_row(case, case.key, 'CTRV',
+                   score_predictor(case, PREDICTORS['CTRV'][0], horizon, path)[0])
+        for name, (params, offset) in models.items():
+            held = load_dataset(case.bag, base, settings.data, recording=rec, pose_offset=offset)
+            table, _ = replay_windows(params, held, settings, horizon)
+            path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
+            write_prediction_csv(str(path), table)
+            _print_row(case, case.key, name, score_csv(case, path, horizon))
+
+
 def _print_row(case: Case, label: str, name: str, s: Score, note: str = '') -> None:
     print(f'{case.car:8} {label:36} {name:16} {s.windows:7d} {s.samples:7d} '
           f'{s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f}{note}', flush=True)
@@ -330,6 +390,9 @@ def main() -> int:
                         help="also score DART recordings of another day: the builders' logger "
                              'CSVs in DIR (e.g. Lorenzo-Lyons/DART System_identification/Data/'
                              '91_free_driving_16_sept_2024)')
+    parser.add_argument('--frictionmaps', type=Path, metavar='DIR',
+                        help='also score the F1TENTH data sets DS4, DS5, ... of a FrictionMaps '
+                             'DataSets folder (AhmadAmine998/FrictionMaps)')
     parser.add_argument('--split', type=float, default=0.7, metavar='FRACTION',
                         help='time-split table: one fit per car on the first FRACTION of its '
                              'recordings, scored on the rest (0 skips it; default 0.7)')
@@ -372,6 +435,10 @@ def main() -> int:
         print('\nDART recordings of another day (rc-sim fitted on the 4 September bags)')
         print(header)
         other_day_rows(args.dart_csv, args.horizon, out)
+    if args.frictionmaps is not None and not args.no_rcsim:
+        print('\nF1TENTH data sets beyond DS3 (rc-sim fitted on DS1+DS2 and on DS1-DS3)')
+        print(header)
+        other_set_rows(args.frictionmaps, args.horizon, out)
     for spec in args.csv:
         name, _, rest = spec.partition(':')
         key, _, path = rest.partition('=')
