@@ -269,13 +269,6 @@ def other_day_rows(csv_dir: Path, horizon: float, out: Path) -> None:
     fitted on the 4 September bags (fast, slow, both). Prints the rows."""
     from dart_csv_to_bag import convert
 
-    from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.fit import fit
-    from rc_sim_calibration.replay import replay_windows
-    from rc_sim_calibration.settings import load_fit_settings
-    from rc_sim_description.params import load_vehicle_params
-
-    root = realdata_dir()
     csvs = sorted(csv_dir.glob('car_1_Datarecording_*.csv'))
     if not csvs:
         raise SystemExit(f'error: no car_1_Datarecording_*.csv in {csv_dir}')
@@ -286,32 +279,7 @@ def other_day_rows(csv_dir: Path, horizon: float, out: Path) -> None:
         if not bag.exists():
             convert(csv, bag)
         cases.append(Case(f'dart_{csv.stem[-19:]}', 'DART', str(bag), description, ''))
-    measured = out / 'DART_measured.yaml'
-    measured.write_text(MEASURED['DART'])
-    base = load_vehicle_params(overrides=[measured])
-    settings = load_fit_settings()
-    rec = root / description
-    fitted = {}
-    for label, bags in DART_FITS.items():
-        train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fit(train, base, settings)
-        print(f'DART fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
-              f'{time.process_time() - c0:.0f} s CPU, verdict '
-              f'{"ok" if result.verdict.ok else "REJECTED"}', flush=True)
-        fitted[f'rc-sim cal. {label}'] = result.params
-    for case in cases:
-        for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
-            if 'DART' in cars:
-                path = out / f'{case.key}_{name.replace(" ", "_")}.csv'
-                score_row = score_predictor(case, predictor, horizon, path)[0]
-                _print_row(case, case.key, name, score_row)
-        held = load_dataset(case.bag, base, settings.data, recording=rec)
-        for name, params in fitted.items():
-            table, _ = replay_windows(params, held, settings, horizon)
-            path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
-            write_prediction_csv(str(path), table)
-            _print_row(case, case.key, name, score_csv(case, path, horizon))
+    score_converted(cases, DART_FITS, horizon, out)
 
 
 #: the F1TENTH fits of the other-data-set comparison: label -> training bags
@@ -327,6 +295,25 @@ def other_set_rows(datasets: Path, horizon: float, out: Path) -> None:
     on DS1-DS3) are scored on it. Prints the rows."""
     from frictionmaps_csv_to_bag import convert
 
+    folders = sorted((d for d in datasets.glob('DS*') if d.is_dir() and d.name[2:].isdigit()
+                      and int(d.name[2:]) >= 4), key=lambda d: int(d.name[2:]))
+    if not folders:
+        raise SystemExit(f'error: no DS4, DS5, ... folders in {datasets}')
+    cases = []
+    for folder in folders:
+        bag = out / f'bag_frictionmaps_{folder.name}'
+        if not bag.exists():
+            convert(folder, bag)
+        cases.append(Case(f'frictionmaps_{folder.name}', 'F1TENTH', str(bag),
+                          'recordings/example_frictionmaps.yaml', ''))
+    score_converted(cases, F1TENTH_FITS, horizon, out)
+
+
+def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: float,
+                    out: Path) -> None:
+    """Score the predictors of the cases' car and rc-sim (nominal, and fitted on each training
+    set of ``fits``: label -> realdata bags) on every case (one car, one recording description);
+    prints the rows."""
     from rc_sim_calibration.dataset import load_dataset
     from rc_sim_calibration.fit import fit
     from rc_sim_calibration.replay import replay_windows
@@ -334,37 +321,28 @@ def other_set_rows(datasets: Path, horizon: float, out: Path) -> None:
     from rc_sim_description.params import VehicleParams, load_vehicle_params
 
     root = realdata_dir()
-    folders = sorted((d for d in datasets.glob('DS*') if d.is_dir() and d.name[2:].isdigit()
-                      and int(d.name[2:]) >= 4), key=lambda d: int(d.name[2:]))
-    if not folders:
-        raise SystemExit(f'error: no DS4, DS5, ... folders in {datasets}')
-    description = 'recordings/example_frictionmaps.yaml'
-    cases = []
-    for folder in folders:
-        bag = out / f'bag_frictionmaps_{folder.name}'
-        if not bag.exists():
-            convert(folder, bag)
-        cases.append(Case(f'frictionmaps_{folder.name}', 'F1TENTH', str(bag), description, ''))
-    measured = out / 'F1TENTH_measured.yaml'
-    measured.write_text(MEASURED['F1TENTH'])
+    car, rec = cases[0].car, root / cases[0].recording
+    measured = out / f'{car}_measured.yaml'
+    measured.write_text(MEASURED[car])
     base = load_vehicle_params(overrides=[measured])
     settings = load_fit_settings()
-    rec = root / description
     models: dict[str, tuple[VehicleParams, tuple[float, float, float] | None]] = {
         'rc-sim nominal': (base, None)}
-    for label, bags in F1TENTH_FITS.items():
+    for label, bags in fits.items():
         train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
         t0, c0 = time.perf_counter(), time.process_time()
         result = fit(train, base, settings)
-        print(f'F1TENTH fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
+        print(f'{car} fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
               f'{time.process_time() - c0:.0f} s CPU, verdict '
               f'{"ok" if result.verdict.ok else "REJECTED"}', flush=True)
         models[f'rc-sim cal. {label}'] = (result.params,
                                           result.offset if result.offset_fitted else None)
     for case in cases:
-        path = out / f'{case.key}_CTRV.csv'
-        _print_row(case, case.key, 'CTRV',
-                   score_predictor(case, PREDICTORS['CTRV'][0], horizon, path)[0])
+        for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
+            if car in cars:
+                path = out / f'{case.key}_{name.replace(" ", "_")}.csv'
+                _print_row(case, case.key, name,
+                           score_predictor(case, predictor, horizon, path)[0])
         for name, (params, offset) in models.items():
             held = load_dataset(case.bag, base, settings.data, recording=rec, pose_offset=offset)
             table, _ = replay_windows(params, held, settings, horizon)

@@ -28,13 +28,12 @@ import sys
 import numpy as np
 from numpy.typing import NDArray
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from csv_logs import CsvError, converter_main
+
 COLUMNS = ('elapsed time sensors', 'current', 'voltage', 'acc x (IMU)', 'acc y (IMU)',
            'W (IMU)', 'vel encoder', 'safety_value', 'throttle', 'steering', 'vicon time',
            'vicon x', 'vicon y', 'vicon yaw')
-
-
-class CsvError(ValueError):
-    """A CSV that is not a DART data-logger recording (one line, names the problem)."""
 
 
 def read_dart_csv(path: Path) -> dict[str, NDArray[np.float64]]:
@@ -100,15 +99,7 @@ def convert(csv: Path, out: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
-    try:
-        print(convert(Path(argv[0]), Path(argv[1])))
-    except CsvError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        return 2
-    return 0
+    return converter_main(convert, __doc__.strip().splitlines()[-1].strip(), argv)
 
 
 if __name__ == '__main__':

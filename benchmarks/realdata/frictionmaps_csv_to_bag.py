@@ -23,15 +23,14 @@ import sys
 import numpy as np
 from numpy.typing import NDArray
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from csv_logs import CsvError, converter_main
+
 G = 9.80665
 FILES = {'commandData.csv': ('s', 'ns', 'V', 'delta'),
          'pfPoseData.csv': ('s', 'ns', 'x', 'y', 'q.x', 'q.y', 'q.z', 'q.w'),
          'imuData.csv': ('s', 'ns', 'ax', 'ay', 'az', 'wx', 'wy', 'wz', 'q.x', 'q.y', 'q.z',
                          'q.w')}
-
-
-class CsvError(ValueError):
-    """A folder that is not a FrictionMaps data set (one line, names the problem)."""
 
 
 def read_table(path: Path, names: tuple[str, ...]) -> dict[str, NDArray[np.float64]]:
@@ -109,15 +108,7 @@ def convert(folder: Path, out: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
-    try:
-        print(convert(Path(argv[0]), Path(argv[1])))
-    except CsvError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        return 2
-    return 0
+    return converter_main(convert, __doc__.strip().splitlines()[-1].strip(), argv)
 
 
 if __name__ == '__main__':
