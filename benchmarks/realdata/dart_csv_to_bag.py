@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from csv_logs import CsvError, converter_main
+from csv_logs import converter_main, read_columns
 
 COLUMNS = ('elapsed time sensors', 'current', 'voltage', 'acc x (IMU)', 'acc y (IMU)',
            'W (IMU)', 'vel encoder', 'safety_value', 'throttle', 'steering', 'vicon time',
@@ -38,24 +38,7 @@ COLUMNS = ('elapsed time sensors', 'current', 'voltage', 'acc x (IMU)', 'acc y (
 
 def read_dart_csv(path: Path) -> dict[str, NDArray[np.float64]]:
     """The columns of a DART logger CSV by name; rows with a non-finite value are dropped."""
-    try:
-        with open(path, encoding='utf-8') as f:
-            header = [h.strip() for h in f.readline().split(',')]
-    except OSError as exc:
-        raise CsvError(f'{path}: cannot read ({exc.strerror})') from None
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise CsvError(f'{path}: not a DART logger CSV (missing columns {missing})')
-    try:
-        data = np.loadtxt(path, delimiter=',', skiprows=1, ndmin=2)
-    except ValueError as exc:
-        raise CsvError(f'{path}: malformed row ({exc})') from None
-    if data.shape[1] != len(header):
-        raise CsvError(f'{path}: malformed rows ({data.shape[1]} values, {len(header)} columns)')
-    data = data[np.all(np.isfinite(data), axis=1)]
-    if data.shape[0] < 10:
-        raise CsvError(f'{path}: fewer than 10 complete rows')
-    return {name: data[:, header.index(name)] for name in COLUMNS}
+    return read_columns(path, COLUMNS, 'DART logger CSV', min_rows=10)
 
 
 def convert(csv: Path, out: Path) -> Path:

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from csv_logs import CsvError, converter_main
+from csv_logs import converter_main, read_columns
 
 G = 9.80665
 FILES = {'commandData.csv': ('s', 'ns', 'V', 'delta'),
@@ -33,31 +33,13 @@ FILES = {'commandData.csv': ('s', 'ns', 'V', 'delta'),
                          'q.w')}
 
 
-def read_table(path: Path, names: tuple[str, ...]) -> dict[str, NDArray[np.float64]]:
-    """The named columns of one logger CSV (first column: the pandas row index)."""
-    try:
-        with open(path, encoding='utf-8') as f:
-            header = [h.strip() for h in f.readline().split(',')]
-        data = np.loadtxt(path, delimiter=',', skiprows=1, ndmin=2)
-    except OSError as exc:
-        raise CsvError(f'{path}: cannot read ({exc.strerror})') from None
-    except ValueError as exc:
-        raise CsvError(f'{path}: malformed row ({exc})') from None
-    missing = [n for n in names if n not in header]
-    if missing:
-        raise CsvError(f'{path}: missing columns {missing}')
-    if data.shape[1] != len(header) or data.shape[0] < 2:
-        raise CsvError(f'{path}: malformed rows or fewer than 2 rows')
-    data = data[np.all(np.isfinite(data), axis=1)]
-    return {n: data[:, header.index(n)] for n in names}
-
-
 def convert(folder: Path, out: Path) -> Path:
     """Write the rosbag2 (sqlite3) of the data set ``folder`` to the directory ``out``."""
     from rc_sim_description.bags.writer import BagWriter
     from rc_sim_engine.bagio import typestore
 
-    tables = {name: read_table(folder / name, cols) for name, cols in FILES.items()}
+    tables = {name: read_columns(folder / name, cols, 'FrictionMaps log')
+              for name, cols in FILES.items()}
     types = typestore().types
     time_t, header_t = types['builtin_interfaces/msg/Time'], types['std_msgs/msg/Header']
     vec, quat = types['geometry_msgs/msg/Vector3'], types['geometry_msgs/msg/Quaternion']

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dart_csv_to_bag import COLUMNS, CsvError, convert, main
+from csv_logs import CsvError
+from dart_csv_to_bag import COLUMNS, convert, main
 from evaluate_predictions import read_recording
 
 

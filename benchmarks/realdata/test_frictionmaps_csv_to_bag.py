@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from csv_logs import CsvError
 from evaluate_predictions import read_recording
-from frictionmaps_csv_to_bag import CsvError, convert, main
+from frictionmaps_csv_to_bag import convert, main
 
 from rc_sim_description.bags import open_bag, read_topic
 
