@@ -36,6 +36,7 @@ from pathlib import Path
 import sys
 import tempfile
 import time
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / 'realdata'))
 from dart_published_model import predict_recording
@@ -120,8 +121,6 @@ def rcsim_csvs(case: Case, horizon: float, out: Path) -> dict[str, tuple[Path, s
     calibrated parameters; where MEASURED_STEERING has the car, also the fit with the measured
     steering angles and fit_measured_steering.yaml. Returns name -> (CSV, note)."""
     from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.fit import fit
-    from rc_sim_calibration.replay import replay_windows
     from rc_sim_calibration.settings import load_fit_settings
     from rc_sim_description.params import VehicleParams, load_vehicle_params
 
@@ -143,23 +142,43 @@ def rcsim_csvs(case: Case, horizon: float, out: Path) -> dict[str, tuple[Path, s
     for name, vbase, settings in variants:
         train = [load_dataset(root / b, vbase, settings.data, recording=rec)
                  for b in TRAINING[case.key]]
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fit(train, vbase, settings)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
-        label = result.scores[result.chosen].candidate.label
-        rows.append((name, result.params, result.offset if result.offset_fitted else None,
-                     f'fit {wall:.0f} s wall / {cpu:.0f} s CPU, {label}; verdict on held-out '
-                     f'windows of the training recordings: {verdict}'))
+        result, note = _timed_fit(train, vbase, settings)
+        rows.append((name, result.params, _fitted_offset(result), note))
     settings = variants[0][2]
     for name, params, offset, note in rows:
         ds = held if offset is None else load_dataset(root / case.bag, base, settings.data,
                                                       recording=rec, pose_offset=offset)
-        table, _ = replay_windows(params, ds, settings, horizon)
         path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
-        write_prediction_csv(str(path), table)
-        csvs[name] = (path, note)
+        csvs[name] = (_replay_csv(params, ds, settings, horizon, path), note)
     return csvs
+
+
+def _timed_fit(train: list[Any], base: Any, settings: Any) -> tuple[Any, str]:
+    """The default fit (``rc_sim_calibration.fit``) and a note: its wall and CPU time, the kept
+    structure and its verdict on the held-out windows of the training recordings."""
+    from rc_sim_calibration.fit import fit
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = fit(train, base, settings)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
+    label = result.scores[result.chosen].candidate.label
+    return result, (f'fit {wall:.0f} s wall / {cpu:.0f} s CPU, {label}; verdict on held-out '
+                    f'windows of the training recordings: {verdict}')
+
+
+def _fitted_offset(result: Any) -> tuple[float, float, float] | None:
+    """The measured point a fit found, None when the recording declared it."""
+    return result.offset if result.offset_fitted else None
+
+
+def _replay_csv(params: Any, ds: Any, settings: Any, horizon: float, path: Path) -> Path:
+    """``rcsim replay --horizon``: the window predictions of ``ds`` written to ``path``."""
+    from rc_sim_calibration.replay import replay_windows
+
+    table, _ = replay_windows(params, ds, settings, horizon)
+    write_prediction_csv(str(path), table)
+    return path
 
 
 def realdata_dir() -> Path:
@@ -213,8 +232,6 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
     """Fit one model on the first ``fraction`` of every recording in SPLIT_CASES[car] together,
     then score every predictor on the last part of each; prints the rows."""
     from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.fit import fit
-    from rc_sim_calibration.replay import replay_windows
     from rc_sim_calibration.settings import load_fit_settings
     from rc_sim_description.params import load_vehicle_params
 
@@ -230,13 +247,10 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
     train = [load_dataset(root / c.bag, base, settings.data, recording=root / c.recording,
                           span=(0.0, splits[c.key] - full[c.key].start_ns * 1e-9))
              for c in cases]
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = fit(train, base, settings)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    verdict = 'ok' if result.verdict.ok else 'REJECTED: ' + result.verdict.reason()
+    result, note = _timed_fit(train, base, settings)
     print(f'{car}: one fit on the first {fraction:.0%} of {", ".join(c.key for c in cases)}: '
-          f'{wall:.0f} s wall / {cpu:.0f} s CPU, verdict {verdict}', flush=True)
-    offset = result.offset if result.offset_fitted else None
+          f'{note}', flush=True)
+    offset = _fitted_offset(result)
     for case in cases:
         after = splits[case.key]
         for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
@@ -248,9 +262,8 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
             ds = full[case.key] if offset is None or params is base else load_dataset(
                 root / case.bag, base, settings.data, recording=root / case.recording,
                 pose_offset=offset)
-            table, _ = replay_windows(params, ds, settings, horizon)
-            path = out / f'split_{case.key}_{name.replace(" ", "_")}.csv'
-            write_prediction_csv(str(path), table)
+            path = _replay_csv(params, ds, settings, horizon,
+                               out / f'split_{case.key}_{name.replace(" ", "_")}.csv')
             _print_row(case, f'{Path(case.bag).stem} (last {1 - fraction:.0%})', name,
                        score_csv(case, path, horizon, after))
 
@@ -315,8 +328,6 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
     set of ``fits``: label -> realdata bags) on every case (one car, one recording description);
     prints the rows."""
     from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.fit import fit
-    from rc_sim_calibration.replay import replay_windows
     from rc_sim_calibration.settings import load_fit_settings
     from rc_sim_description.params import VehicleParams, load_vehicle_params
 
@@ -330,13 +341,9 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
         'rc-sim nominal': (base, None)}
     for label, bags in fits.items():
         train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fit(train, base, settings)
-        print(f'{car} fit on {label}: {time.perf_counter() - t0:.0f} s wall / '
-              f'{time.process_time() - c0:.0f} s CPU, verdict '
-              f'{"ok" if result.verdict.ok else "REJECTED"}', flush=True)
-        models[f'rc-sim cal. {label}'] = (result.params,
-                                          result.offset if result.offset_fitted else None)
+        result, note = _timed_fit(train, base, settings)
+        print(f'{car} fit on {label}: {note}', flush=True)
+        models[f'rc-sim cal. {label}'] = (result.params, _fitted_offset(result))
     for case in cases:
         for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
             if car in cars:
@@ -345,9 +352,8 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
                            score_predictor(case, predictor, horizon, path)[0])
         for name, (params, offset) in models.items():
             held = load_dataset(case.bag, base, settings.data, recording=rec, pose_offset=offset)
-            table, _ = replay_windows(params, held, settings, horizon)
-            path = out / f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'
-            write_prediction_csv(str(path), table)
+            path = _replay_csv(params, held, settings, horizon, out / (
+                f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'))
             _print_row(case, case.key, name, score_csv(case, path, horizon))
 
 
