@@ -54,6 +54,8 @@ AUTO_LUT_BYTES = 256 * 1024 ** 2
 #: Range field (low 15 bits) of a table entry; bit 15 = axis of the cell edge hit.
 RANGE_MASK = 0x7FFF
 NO_HIT = RANGE_MASK
+#: Bit 15 of an entry as a number.
+AXIS_BIT = 32768.0
 _TWO_PI = 2.0 * math.pi
 
 
@@ -254,24 +256,32 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
     binc = angle_inc * scale
     table = lut[row]
     # Three passes, so that the first and the last vectorise (SIMD) and the middle one is a
-    # plain gather from one short stretch of memory: bin index, table entry, range.
-    entry = np.empty(n, dtype=np.int64)
+    # plain gather from one short stretch of memory: bin index, table entry, range. Only
+    # conversions AVX2 has in vector form (double <-> int32, no int64: AVX-512 only): the beam
+    # index runs as a float (exact), the entries are int32 and decoded in float arithmetic.
+    entry = np.empty(n, dtype=np.int32)
+    fi = 0.0
     for i in range(n):
-        f = b0 + i * binc
-        entry[i] = int(f - fn * (f >= fn))
+        f = b0 + fi * binc
+        entry[i] = np.int32(f - fn * (f >= fn))
+        fi += 1.0
     for i in range(n):
-        entry[i] = table[np.uint64(entry[i])]  # unsigned index: no negative-index wrap
+        entry[i] = table[np.uint32(entry[i])]  # unsigned index: no negative-index wrap
+    fi = 0.0
     for i in range(n):
-        q = entry[i]
-        rc = (q & RANGE_MASK) * step + ((q & RANGE_MASK) == NO_HIT) * 1e9  # sentinel: far
+        q = float(entry[i])
+        on_v = (q >= AXIS_BIT) * 1.0  # the hit's edge axis (bit 15)
+        rq = q - AXIS_BIT * on_v
+        rc = rq * step + (rq == NO_HIT) * 1e9  # sentinel: far
         du = cr * cos_beam[i] - sr * sin_beam[i]
         dv = sr * cos_beam[i] + cr * sin_beam[i]
         t = rc - (ou * du + ov * dv)  # first order: the offset along the beam
         # direction of the bin read: the beam's turned by the rounding angle |e| <= half a bin
         # (e < 2.2 mrad at 1440 bins; Taylor to e^3, error < 1e-12); the wrap past bin n_bins
         # does not change the fraction
-        f = b0 + i * binc
-        e = (math.floor(f) + 0.5 - f) * inv_scale
+        f = b0 + fi * binc
+        fi += 1.0
+        e = (np.floor(f) + 0.5 - f) * inv_scale  # np.floor: a float (math.floor: an int)
         ce = 1.0 - 0.5 * e * e
         se = e * (1.0 - e * e / 6.0)
         cos_bin = du * ce - dv * se
@@ -280,7 +290,6 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
         # true beam with that edge line (exact on straight walls), kept within 2 cells of the
         # first-order value (a different wall near grazing incidence); arithmetic selects and
         # min/max, no branches
-        on_v = float(q >> 15)
         num = rc * (cos_bin + on_v * (sin_bin - cos_bin)) - (ou + on_v * (ov - ou))
         den = du + on_v * (dv - du)
         te = num / math.copysign(max(abs(den), 1e-3), den)
