@@ -33,11 +33,16 @@ from rc_sim_engine.race_kernels import (
     A_ACTIONS,
     A_BASE,
     A_BUF,
+    A_CENTERS,
     A_CFG,
     A_COS,
     A_COUNT,
     A_DEPTH,
     A_FP,
+    A_GEO,
+    A_LINE_S,
+    A_LINE_XY,
+    A_META,
     A_MOUNT,
     A_NORMAL,
     A_OBS,
@@ -60,6 +65,12 @@ from rc_sim_engine.race_kernels import (
     CFG_RANGE_MAX,
     CFG_RANGE_MIN,
     CFG_SIZE,
+    I_ACTIVE,
+    I_COUNT,
+    I_DELAY,
+    I_HEAD,
+    I_OTHER,
+    I_PRIMED,
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
@@ -79,7 +90,7 @@ ACTION_MODES = ('steering', 'curvature')
 #: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
 _DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
                       'cos_beam', 'sin_beam', 'base', 'rect', '_scratch', 'obs', 'normal',
-                      '_args', '_kernel'})
+                      'delay', 'primed', 'active', 'head', 'other', '_args', '_kernel'})
 #: From this many cars in total the step runs on numba threads (2 cores, 1080-beam lidars: 8 cars
 #: 22,500 steps/s threaded against 15,700 serial; 4 cars no gain; bench_racing_multicar.py).
 PARALLEL_MIN_CARS = 8
@@ -123,9 +134,6 @@ class RaceCore:
         n_sub = substeps(self.dt)
         packed = pack_params(plist, tyre_model=tyre_model, substep=self.dt / n_sub)
         delay = [latency_steps(p.timing.command_latency, self.dt) for p in plist]
-        self.delay = np.array(delay, dtype=np.int64)
-        self.primed = np.zeros(self.n_total, dtype=np.int8)
-        self.active = np.ones(self.n_total, dtype=np.int8)
         fps = [footprint_from_params(p) for p in plist]
         self.angles = s0.lidar_angle_min + s0.lidar_angle_increment * np.arange(s0.lidar_samples)
         cfg = np.zeros(CFG_SIZE)
@@ -146,20 +154,34 @@ class RaceCore:
         n = self.n_total
         n_beams = len(self.angles) if lidar else 1
         ring = max(delay) + 1
+        line = track.centerline
+        ml = track.lidar
         shapes = {A_STATES: (n, N_STATE), A_PARAMS: packed.shape, A_BUF: (n, 2 * ring),
                   A_ACTIONS: (n, 2), A_CFG: (1, CFG_SIZE), A_FP: (n, 3), A_MOUNT: (n, 3),
                   A_COS: (1, len(self.angles)), A_SIN: (1, len(self.angles)), A_BASE: (n, 3),
                   A_RECT: (n, 6), A_SCRATCH: (n, n_beams), A_OBS: (n, OBS_SIZE),
-                  A_NORMAL: (n, 2), A_DEPTH: (1, n)}
-        # the float64 arrays are views of one buffer (kernel arguments: race_kernels.A_*);
-        # they are written in place, never rebound
-        self._f64, self._layout, _ = carve([shapes[a] for a in range(A_COUNT)])
+                  A_NORMAL: (n, 2), A_DEPTH: (1, n), A_GEO: (1, len(track.grid.geo)),
+                  A_CENTERS: ml.centers.shape, A_META: (1, len(ml.meta)),
+                  A_LINE_XY: line.xy.shape, A_LINE_S: (1, len(line.s))}
+        int_shapes = {I_DELAY: (1, n), I_PRIMED: (1, n), I_ACTIVE: (1, n), I_HEAD: (1, 1),
+                      I_OTHER: (1, n)}
+        # the float64 and int64 arrays are views of two buffers (kernel arguments:
+        # race_kernels.A_*, I_*); they are written in place, never rebound
+        self._f64, self._i64, _, _ = carve([shapes[a] for a in range(A_COUNT)],
+                                           [int_shapes[a] for a in range(I_COUNT)])
         self.scans = np.zeros((n, n_beams), dtype=np.float32)
-        self.other = np.full(n, -1, dtype=np.int64)
-        self.head = np.zeros(1, dtype=np.int64)  # delay-ring slot (in place: constant args)
         self.steps = 0
         self._threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else bool(parallel)
         self._bind()
+        fviews, _ = views_of(self._f64, self._i64, A_COUNT)
+        fviews[A_GEO][0] = track.grid.geo
+        fviews[A_CENTERS][:] = ml.centers
+        fviews[A_META][0] = ml.meta
+        fviews[A_LINE_XY][:] = line.xy
+        fviews[A_LINE_S][0] = line.s
+        self.delay[:] = delay
+        self.active[:] = 1
+        self.other[:] = -1
         self.packed[:] = packed
         self.cfg[:] = cfg
         self.footprints[:] = [[f.center_x, f.half_length, f.half_width] for f in fps]
@@ -168,10 +190,10 @@ class RaceCore:
         self.cos_beam[:], self.sin_beam[:] = np.cos(self.angles), np.sin(self.angles)
 
     def _bind(self) -> None:
-        """The views of the float64 buffer, the kernel's arguments and its compiled entry:
+        """The views of the two buffers, the kernel's arguments and its compiled entry:
         derived from the rest, so a copy or an unpickled core rebuilds them (a copied view
         would no longer be a view of the copied buffer)."""
-        views = views_of(self._f64, self._layout)
+        views, ints = views_of(self._f64, self._i64, A_COUNT)
         self.states, self.packed, self.actions = views[A_STATES], views[A_PARAMS], views[A_ACTIONS]
         self.buf = views[A_BUF].reshape(self.n_total, -1, 2)
         self.cfg = views[A_CFG][0]
@@ -179,14 +201,12 @@ class RaceCore:
         self.cos_beam, self.sin_beam = views[A_COS][0], views[A_SIN][0]
         self.base, self.rect, self._scratch = views[A_BASE], views[A_RECT], views[A_SCRATCH]
         self.obs, self.normal = views[A_OBS], views[A_NORMAL]
+        self.delay, self.primed = ints[I_DELAY][0], ints[I_PRIMED][0]
+        self.active, self.head, self.other = ints[I_ACTIVE][0], ints[I_HEAD][0], ints[I_OTHER][0]
         track = self.track
-        line = track.centerline
-        ml = track.lidar
         # every argument of the kernel is a persistent array: build the call once
-        self._args = (self._f64, self._layout, self.delay, self.primed, self.active, self.head,
-                      self.other, track.grid.wall, track.grid.skip, track.grid.geo, ml.lut,
-                      ml.lut_index, ml.centers, ml.meta, line.xy, line.s, track.line_index,
-                      self.scans)
+        self._args = (self._f64, self._i64, track.grid.wall, track.grid.skip, track.lidar.lut,
+                      track.lidar.lut_index, track.line_index, self.scans)
         with racing_compile_notice('parallel' if self._threads else 'serial'):
             self._kernel = compiled_entry(race_step_parallel if self._threads else race_step,
                                           self._args)

@@ -55,12 +55,18 @@ CFG_SIZE = 13
 OBS_SIZE = 11
 #: Per-car lidar mount rows: x, y, yaw in base_link.
 MOUNT_SIZE = 3
-#: The float64 arrays of a step live in ONE buffer ``f64``, row ``A_*`` of ``layout`` giving each
-#: one's (offset, rows, columns): numba unboxes every array argument of a call (about 35 ns
-#: each), and a step of one car takes a few microseconds. ``A_BUF`` rows hold (K, 2) rings.
+#: numba unboxes every array argument of a call (a memory-info record each: 40-80 ns), and a
+#: step of one car takes a few microseconds, so the step takes few arguments: the float64 arrays
+#: live in ONE buffer ``f64`` (the core's ``A_*`` and copies of the track's small ones), the
+#: int64 arrays (``I_*``) in ONE buffer ``i64`` that starts with the layout of both: row ``r``
+#: (``i64[3 r : 3 r + 3]``) gives the (offset, rows, columns) of float64 array ``A_* = r`` in
+#: ``f64`` and of int64 array ``I_* = r - A_COUNT`` in ``i64``. ``A_BUF`` rows hold (K, 2) rings.
 (A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_COS, A_SIN, A_BASE, A_RECT,
- A_SCRATCH, A_OBS, A_NORMAL, A_DEPTH) = range(15)
-A_COUNT = 15
+ A_SCRATCH, A_OBS, A_NORMAL, A_DEPTH, A_GEO, A_CENTERS, A_META, A_LINE_XY, A_LINE_S) = range(20)
+A_COUNT = 20
+(I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER) = range(5)
+I_COUNT = 5
+LAYOUT_ROWS = A_COUNT + I_COUNT
 
 
 @njit(cache=True, inline='always')
@@ -96,56 +102,164 @@ def project_on_line(px: float, py: float, k: int, xy: FloatArray,
     return best_s, best_lat
 
 
+def carve(f64_shapes: list[tuple[int, int]], i64_shapes: list[tuple[int, int]]
+          ) -> tuple[FloatArray, IntArray, list[FloatArray], list[IntArray]]:
+    """The zeroed buffers of float64 arrays of ``f64_shapes`` and int64 arrays of ``i64_shapes``
+    (rows, columns) and their 2-D views (write into them in place; never rebind). The int64
+    buffer starts with the layout rows (offset, rows, columns) of both, float64 first (module
+    doc)."""
+    n_rows = len(f64_shapes) + len(i64_shapes)
+    f_sizes = [r * c for r, c in f64_shapes]
+    i_sizes = [r * c for r, c in i64_shapes]
+    f_off = np.concatenate([[0], np.cumsum(f_sizes)]).astype(np.int64)
+    i_off = 3 * n_rows + np.concatenate([[0], np.cumsum(i_sizes)]).astype(np.int64)
+    f64 = np.zeros(int(f_off[-1]))
+    i64 = np.zeros(int(i_off[-1]), dtype=np.int64)
+    rows = [[o, r, c] for o, (r, c) in zip(f_off[:-1], f64_shapes)]
+    rows += [[o, r, c] for o, (r, c) in zip(i_off[:-1], i64_shapes)]
+    i64[:3 * n_rows] = np.asarray(rows, dtype=np.int64).reshape(-1)
+    return (f64, i64, *views_of(f64, i64, len(f64_shapes)))
+
+
+def views_of(f64: FloatArray, i64: IntArray, n_f64: int
+             ) -> tuple[list[FloatArray], list[IntArray]]:
+    """The 2-D views of the ``n_f64`` float64 arrays and of the int64 arrays that the layout at
+    the start of ``i64`` describes (:func:`carve`)."""
+    # the first int64 array starts right after the layout rows
+    n_rows = n_f64 if len(i64) == 3 * n_f64 else int(i64[3 * n_f64]) // 3
+    rows = i64[:3 * n_rows].reshape(n_rows, 3).tolist()
+    f_views = [f64[o:o + r * c].reshape(r, c) for o, r, c in rows[:n_f64]]
+    i_views = [i64[o:o + r * c].reshape(r, c) for o, r, c in rows[n_f64:]]
+    return f_views, i_views
+
+
+@njit(cache=True, inline='always')
+def _vec(f64: FloatArray, i64: IntArray, a: int) -> FloatArray:
+    """Float64 array ``a`` flattened (a slice: no reshape call)."""
+    o = i64[3 * a]
+    return f64[o:o + i64[3 * a + 1] * i64[3 * a + 2]]
+
+
+@njit(cache=True, inline='always')
+def _row(f64: FloatArray, i64: IntArray, a: int, k: int) -> FloatArray:
+    """Row ``k`` of float64 array ``a``."""
+    c = i64[3 * a + 2]
+    o = i64[3 * a] + k * c
+    return f64[o:o + c]
+
+
+@njit(cache=True, inline='always')
+def _mat(f64: FloatArray, i64: IntArray, a: int) -> FloatArray:
+    """Float64 array ``a`` in 2-D (numba reshapes through a helper call: used sparingly)."""
+    return _vec(f64, i64, a).reshape((i64[3 * a + 1], i64[3 * a + 2]))
+
+
+@njit(cache=True, inline='always')
+def _ivec(i64: IntArray, a: int) -> IntArray:
+    """Int64 array ``I_* = a`` flattened."""
+    r = 3 * (A_COUNT + a)
+    o = i64[r]
+    return i64[o:o + i64[r + 1] * i64[r + 2]]
+
+
 @njit(cache=True)
-def _physics(k: int, states: FloatArray, params: FloatArray, buf: FloatArray, delay: IntArray,
-             primed: NDArray[np.int8], actions: FloatArray, active: NDArray[np.int8],
-             cfg: FloatArray, head: int) -> None:
-    if active[k] != 1:
-        return
-    p = params[k]
-    steer = actions[k, 0]
+def _physics(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, head: int) -> None:
+    """Commands of car ``k`` into its delay ring, then one engine step (module doc, 1.)."""
+    p = _row(f64, i64, A_PARAMS, k)
+    act = _row(f64, i64, A_ACTIONS, k)
+    ring = _row(f64, i64, A_BUF, k)  # (K, 2) flattened
+    primed = _ivec(i64, I_PRIMED)
+    steer = act[0]
     if cfg[CFG_ACTION_MODE] > 0.5:  # curvature -> bicycle steering angle atan(kappa L)
         steer = math.atan(steer * p[P_L])
-    wheel = actions[k, 1] / p[P_R]
+    wheel = act[1] / p[P_R]
     if not primed[k]:  # commands before the first one are taken equal to it
-        for j in range(buf.shape[1]):
-            buf[k, j, 0] = steer
-            buf[k, j, 1] = wheel
+        for j in range(0, ring.shape[0], 2):
+            ring[j] = steer
+            ring[j + 1] = wheel
         primed[k] = 1
-    _step_one(states[k], p, steer, wheel, cfg[CFG_DT], int(cfg[CFG_N_SUB]), 1,
-              int(cfg[CFG_MODEL]), int(cfg[CFG_INTEG]), cfg[CFG_PROJECT] > 0.5, buf[k],
-              delay[k], head)
+    _step_one(_row(f64, i64, A_STATES, k), p, steer, wheel, cfg[CFG_DT], int(cfg[CFG_N_SUB]),
+              1, int(cfg[CFG_MODEL]), int(cfg[CFG_INTEG]), cfg[CFG_PROJECT] > 0.5,
+              ring.reshape((ring.shape[0] // 2, 2)), _ivec(i64, I_DELAY)[k], head)
 
 
 @njit(cache=True)
-def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: FloatArray,
-           wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
-           lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-           meta: FloatArray, cos_beam: FloatArray, sin_beam: FloatArray,
-           line_xy: FloatArray, line_s: FloatArray, line_index: NDArray[np.int32],
-           cfg: FloatArray, active: NDArray[np.int8], scratch: FloatArray,
-           scans: NDArray[np.float32], obs: FloatArray) -> None:
+def _base_pose(k: int, f64: FloatArray, i64: IntArray) -> None:
+    """base_link pose (x, y, yaw) from the CG state, and the footprint row of car k."""
+    state = _row(f64, i64, A_STATES, k)
+    fp = _row(f64, i64, A_FP, k)
+    base = _row(f64, i64, A_BASE, k)
+    rect = _row(f64, i64, A_RECT, k)
+    yaw = state[2]
+    lr = f64[i64[3 * A_PARAMS] + k * i64[3 * A_PARAMS + 2] + 2]  # P_LR
+    c = math.cos(yaw)
+    s = math.sin(yaw)
+    base[0] = state[0] - lr * c
+    base[1] = state[1] - lr * s
+    base[2] = yaw
+    rect[0] = base[0] + fp[0] * c
+    rect[1] = base[1] + fp[0] * s
+    rect[2] = yaw
+    rect[3] = fp[1]
+    rect[4] = fp[2]
+    rect[5] = math.sqrt(fp[1] ** 2 + fp[2] ** 2)
+
+
+@njit(cache=True)
+def _contacts(f64: FloatArray, i64: IntArray, n_cars: int, rect: FloatArray) -> None:
+    """Car-to-car contacts of every world (module doc, 2.)."""
+    depth = _vec(f64, i64, A_DEPTH)
+    other = _ivec(i64, I_OTHER)
+    n_total = depth.shape[0]
+    if n_cars == 1:  # no other car
+        normal = _vec(f64, i64, A_NORMAL)
+        for k in range(n_total):
+            depth[k] = 0.0
+            other[k] = -1
+            normal[2 * k] = 0.0
+            normal[2 * k + 1] = 0.0
+        return
+    normal2 = _mat(f64, i64, A_NORMAL)
+    for lo in range(0, n_total, n_cars):
+        car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal2)
+
+
+@njit(cache=True)
+def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntArray,
+           rect: FloatArray, centers: FloatArray, line_xy: FloatArray,
+           wall: NDArray[np.uint8], skip: NDArray[np.float32], lut: NDArray[np.uint16],
+           lut_index: NDArray[np.int32], line_index: NDArray[np.int32],
+           scans: NDArray[np.float32]) -> None:
+    """Contacts, scan and progress of car ``k`` (module doc, 2.-4.)."""
+    obs = _row(f64, i64, A_OBS, k)
+    obs[OBS_CAR_DEPTH] = _vec(f64, i64, A_DEPTH)[k]
+    obs[OBS_OTHER_CAR] = _ivec(i64, I_OTHER)[k]
     if not active[k]:
         return
     advance = active[k] == 1  # 2: observe only (after a reset): no clock, no progress
     n_cars = int(cfg[CFG_N_CARS])
     lo = (k // n_cars) * n_cars
-    d, _, _ = footprint_contact(wall, skip, geo, rect[k, 0], rect[k, 1], rect[k, 2],
-                                rect[k, 3], rect[k, 4])
-    obs[k, OBS_WALL_DEPTH] = max(d, 0.0)
-    x = base[k, 0]
-    y = base[k, 1]
-    yaw = base[k, 2]
+    geo = _vec(f64, i64, A_GEO)
+    fp = _row(f64, i64, A_RECT, k)
+    d, _, _ = footprint_contact(wall, skip, geo, fp[0], fp[1], fp[2], fp[3], fp[4])
+    obs[OBS_WALL_DEPTH] = max(d, 0.0)
+    base = _row(f64, i64, A_BASE, k)
+    x = base[0]
+    y = base[1]
+    yaw = base[2]
     if cfg[CFG_LIDAR] > 0.5:
+        mount = _row(f64, i64, A_MOUNT, k)
+        cos_beam = _vec(f64, i64, A_COS)
+        sin_beam = _vec(f64, i64, A_SIN)
         c = math.cos(yaw)
         s = math.sin(yaw)
-        ox = x + c * mount[k, 0] - s * mount[k, 1]
-        oy = y + s * mount[k, 0] + c * mount[k, 1]
-        heading = yaw + mount[k, 2]
+        ox = x + c * mount[0] - s * mount[1]
+        oy = y + s * mount[0] + c * mount[1]
+        heading = yaw + mount[2]
         r_max = cfg[CFG_RANGE_MAX]
-        row = scratch[k]
-        scan_map(wall, skip, geo, lut, lut_index, centers, meta, ox, oy, heading,
-                 cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, row)
+        row = _row(f64, i64, A_SCRATCH, k)
+        scan_map(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
+                 heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, row)
         if n_cars > 1:
             overlay_cars_kernel(row, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
                                 cos_beam, sin_beam, rect, lo, lo + n_cars, k, r_max)
@@ -165,131 +279,69 @@ def _sense(k: int, base: FloatArray, rect: FloatArray, fp: FloatArray, mount: Fl
     if 0 <= cu < line_index.shape[1] and 0 <= cv < line_index.shape[0]:
         j = line_index[cv, cu]
     dt = cfg[CFG_DT] if advance else 0.0
-    obs[k, OBS_TIME] += dt
-    obs[k, OBS_LAP_TIME] += dt
-    obs[k, OBS_DS] = 0.0
+    obs[OBS_TIME] += dt
+    obs[OBS_LAP_TIME] += dt
+    obs[OBS_DS] = 0.0
     if j >= 0:
         length = cfg[CFG_LAP_LENGTH]
-        s_new, lat = project_on_line(x, y, j, line_xy, line_s)
-        ds = wrap_progress(s_new - obs[k, OBS_S], length) if advance else 0.0
-        obs[k, OBS_S] = s_new
-        obs[k, OBS_LATERAL] = lat
-        obs[k, OBS_DS] = ds
-        obs[k, OBS_PROGRESS] += ds
-        if obs[k, OBS_PROGRESS] >= (obs[k, OBS_LAPS] + 1.0) * length:
-            obs[k, OBS_LAPS] += 1.0
-            obs[k, OBS_LAST_LAP] = obs[k, OBS_LAP_TIME]
-            obs[k, OBS_LAP_TIME] = 0.0
-
-
-@njit(cache=True)
-def _base_pose(k: int, states: FloatArray, params: FloatArray, fp: FloatArray,
-               base: FloatArray, rect: FloatArray) -> None:
-    """base_link pose (x, y, yaw) from the CG state, and the footprint row of car k."""
-    yaw = states[k, 2]
-    lr = params[k, 2]  # P_LR
-    base[k, 0] = states[k, 0] - lr * math.cos(yaw)
-    base[k, 1] = states[k, 1] - lr * math.sin(yaw)
-    base[k, 2] = yaw
-    c = math.cos(yaw)
-    s = math.sin(yaw)
-    rect[k, 0] = base[k, 0] + fp[k, 0] * c
-    rect[k, 1] = base[k, 1] + fp[k, 0] * s
-    rect[k, 2] = yaw
-    rect[k, 3] = fp[k, 1]
-    rect[k, 4] = fp[k, 2]
-    rect[k, 5] = math.sqrt(fp[k, 1] ** 2 + fp[k, 2] ** 2)
-
-
-def carve(shapes: list[tuple[int, int]]) -> tuple[FloatArray, IntArray, list[FloatArray]]:
-    """One zeroed float64 buffer for arrays of ``shapes`` (rows, columns), their layout rows
-    (offset, rows, columns) and the 2-D views (write into them in place; never rebind)."""
-    sizes = [r * c for r, c in shapes]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    f64 = np.zeros(int(offsets[-1]))
-    layout = np.array([[o, r, c] for o, (r, c) in zip(offsets[:-1], shapes)], dtype=np.int64)
-    return f64, layout, views_of(f64, layout)
-
-
-def views_of(f64: FloatArray, layout: IntArray) -> list[FloatArray]:
-    """The 2-D views of ``f64`` that ``layout`` rows (offset, rows, columns) describe."""
-    return [f64[o:o + r * c].reshape(r, c) for o, r, c in layout.tolist()]
-
-
-@njit(cache=True, inline='always')
-def _view(f64: FloatArray, layout: IntArray, a: int) -> FloatArray:
-    off = layout[a, 0]
-    rows = layout[a, 1]
-    return f64[off:off + rows * layout[a, 2]].reshape((rows, layout[a, 2]))
-
-
-@njit(cache=True, inline='always')
-def _arrays(f64: FloatArray, layout: IntArray) -> tuple[FloatArray, ...]:
-    """The ``A_*`` views of ``f64``, in that order (1-D where the array is one row)."""
-    states = _view(f64, layout, A_STATES)
-    n_total = states.shape[0]
-    buf = _view(f64, layout, A_BUF).reshape((n_total, layout[A_BUF, 2] // 2, 2))
-    return (states, _view(f64, layout, A_PARAMS), buf, _view(f64, layout, A_ACTIONS),
-            _view(f64, layout, A_CFG)[0], _view(f64, layout, A_FP),
-            _view(f64, layout, A_MOUNT), _view(f64, layout, A_COS)[0],
-            _view(f64, layout, A_SIN)[0], _view(f64, layout, A_BASE),
-            _view(f64, layout, A_RECT), _view(f64, layout, A_SCRATCH),
-            _view(f64, layout, A_OBS), _view(f64, layout, A_NORMAL),
-            _view(f64, layout, A_DEPTH)[0])
+        s_new, lat = project_on_line(x, y, j, line_xy, _vec(f64, i64, A_LINE_S))
+        ds = wrap_progress(s_new - obs[OBS_S], length) if advance else 0.0
+        obs[OBS_S] = s_new
+        obs[OBS_LATERAL] = lat
+        obs[OBS_DS] = ds
+        obs[OBS_PROGRESS] += ds
+        if obs[OBS_PROGRESS] >= (obs[OBS_LAPS] + 1.0) * length:
+            obs[OBS_LAPS] += 1.0
+            obs[OBS_LAST_LAP] = obs[OBS_LAP_TIME]
+            obs[OBS_LAP_TIME] = 0.0
 
 
 @njit(cache=True, error_model='numpy')
-def race_step(f64: FloatArray, layout: IntArray, delay: IntArray, primed: NDArray[np.int8],
-              active: NDArray[np.int8], head: IntArray, other: IntArray,
-              wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
-              lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-              meta: FloatArray, line_xy: FloatArray, line_s: FloatArray,
+def race_step(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
+              skip: NDArray[np.float32], lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
               line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> None:
-    """Advance every car one step ``dt`` (see module doc). ``f64``/``layout``: the float64
-    arrays (``A_*``, :func:`carve`); ``head`` (1,): the delay-ring slot of this step's
-    commands, advanced in place."""
-    (states, params, buf, actions, cfg, fp, mount, cos_beam, sin_beam, base, rect, scratch,
-     obs, normal, depth) = _arrays(f64, layout)
-    n_total = states.shape[0]
+    """Advance every car one step ``dt`` (see module doc). ``f64``, ``i64``: the float64 and
+    int64 arrays (``A_*``, ``I_*``; :func:`carve`); ``I_HEAD`` holds the delay-ring slot of
+    this step's commands, advanced in place; the rest are the track's."""
+    cfg = _vec(f64, i64, A_CFG)
+    active = _ivec(i64, I_ACTIVE)
+    head = _ivec(i64, I_HEAD)
+    n_total = i64[3 * A_STATES + 1]
     h = head[0]
     for k in range(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, h)
-        _base_pose(k, states, params, fp, base, rect)
-    n_cars = int(cfg[CFG_N_CARS])
-    for lo in range(0, n_total, n_cars):
-        car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal)
+        if active[k] == 1:
+            _physics(k, f64, i64, cfg, h)
+        _base_pose(k, f64, i64)
+    rect = _mat(f64, i64, A_RECT)
+    _contacts(f64, i64, int(cfg[CFG_N_CARS]), rect)
+    centers = _mat(f64, i64, A_CENTERS)
+    line_xy = _mat(f64, i64, A_LINE_XY)
     for k in range(n_total):
-        obs[k, OBS_CAR_DEPTH] = depth[k]
-        obs[k, OBS_OTHER_CAR] = other[k]
-        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, meta,
-               cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
-               obs)
-    head[0] = (h + 1) % buf.shape[1]
+        _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
+               line_index, scans)
+    head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
-def race_step_parallel(f64: FloatArray, layout: IntArray, delay: IntArray,
-                       primed: NDArray[np.int8], active: NDArray[np.int8], head: IntArray,
-                       other: IntArray, wall: NDArray[np.uint8], skip: NDArray[np.float32],
-                       geo: FloatArray, lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
-                       centers: FloatArray, meta: FloatArray, line_xy: FloatArray,
-                       line_s: FloatArray, line_index: NDArray[np.int32],
+def race_step_parallel(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
+                       skip: NDArray[np.float32], lut: NDArray[np.uint16],
+                       lut_index: NDArray[np.int32], line_index: NDArray[np.int32],
                        scans: NDArray[np.float32]) -> None:
     """:func:`race_step` with the cars spread over threads (identical results)."""
-    (states, params, buf, actions, cfg, fp, mount, cos_beam, sin_beam, base, rect, scratch,
-     obs, normal, depth) = _arrays(f64, layout)
-    n_total = states.shape[0]
+    cfg = _vec(f64, i64, A_CFG)
+    active = _ivec(i64, I_ACTIVE)
+    head = _ivec(i64, I_HEAD)
+    n_total = i64[3 * A_STATES + 1]
     h = head[0]
     for k in prange(n_total):
-        _physics(k, states, params, buf, delay, primed, actions, active, cfg, h)
-        _base_pose(k, states, params, fp, base, rect)
-    n_cars = int(cfg[CFG_N_CARS])
-    for lo in range(0, n_total, n_cars):
-        car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal)
+        if active[k] == 1:
+            _physics(k, f64, i64, cfg, h)
+        _base_pose(k, f64, i64)
+    rect = _mat(f64, i64, A_RECT)
+    _contacts(f64, i64, int(cfg[CFG_N_CARS]), rect)
+    centers = _mat(f64, i64, A_CENTERS)
+    line_xy = _mat(f64, i64, A_LINE_XY)
     for k in prange(n_total):
-        obs[k, OBS_CAR_DEPTH] = depth[k]
-        obs[k, OBS_OTHER_CAR] = other[k]
-        _sense(k, base, rect, fp, mount, wall, skip, geo, lut, lut_index, centers, meta,
-               cos_beam, sin_beam, line_xy, line_s, line_index, cfg, active, scratch, scans,
-               obs)
-    head[0] = (h + 1) % buf.shape[1]
+        _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
+               line_index, scans)
+    head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)

@@ -7,18 +7,27 @@ from numba import njit
 import numpy as np
 
 from rc_sim_engine._jit_cache import compiled_entry
-from rc_sim_engine.race_kernels import carve
+from rc_sim_engine.race_kernels import carve, views_of
 
 
-def test_carve_views_share_one_buffer() -> None:
-    f64, layout, views = carve([(2, 3), (1, 4), (3, 1)])
+def test_carve_views_share_two_buffers() -> None:
+    f64, i64, views, ints = carve([(2, 3), (1, 4), (3, 1)], [(1, 2), (2, 1)])
     assert f64.shape == (13,) and not f64.any()
-    assert layout.tolist() == [[0, 2, 3], [6, 1, 4], [10, 3, 1]]
+    # the int64 buffer: the layout rows of all five arrays, then the int64 arrays' data
+    assert i64[:15].reshape(5, 3).tolist() == [[0, 2, 3], [6, 1, 4], [10, 3, 1], [15, 1, 2],
+                                               [17, 2, 1]]
+    assert i64.shape == (19,) and not i64[15:].any()
     assert [v.shape for v in views] == [(2, 3), (1, 4), (3, 1)]
+    assert [v.shape for v in ints] == [(1, 2), (2, 1)]
     views[1][0, 2] = 7.0
     views[2][2, 0] = -1.0
-    assert f64[8] == 7.0 and f64[12] == -1.0
+    ints[1][1, 0] = 5
+    assert f64[8] == 7.0 and f64[12] == -1.0 and i64[18] == 5
     assert all(np.shares_memory(v, f64) for v in views)
+    assert all(np.shares_memory(v, i64) for v in ints)
+    again, again_ints = views_of(f64, i64, 3)
+    assert all(np.array_equal(a, b) for a, b in zip(again + again_ints, views + ints))
+    assert views_of(f64, i64[:9], 3)[1] == []  # no int64 arrays
 
 
 @njit(cache=False)
@@ -51,6 +60,8 @@ def test_race_core_arrays_are_views_of_its_buffer() -> None:
     for name in ('states', 'packed', 'buf', 'actions', 'cfg', 'footprints', 'mount', 'base',
                  'rect', 'obs', 'normal', 'cos_beam', 'sin_beam'):
         assert np.shares_memory(getattr(core, name), core._f64), name
+    for name in ('delay', 'primed', 'active', 'head', 'other'):
+        assert np.shares_memory(getattr(core, name), core._i64), name
 
 
 def test_the_racing_compile_is_announced_once(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
