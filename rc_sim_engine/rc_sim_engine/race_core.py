@@ -32,10 +32,10 @@ from rc_sim_engine.packed import P_LR, P_R, pack_params
 from rc_sim_engine.race_kernels import (
     A_ACTIONS,
     A_BASE,
+    A_BEAMS,
     A_BUF,
     A_CENTERS,
     A_CFG,
-    A_COS,
     A_COUNT,
     A_DEPTH,
     A_FP,
@@ -48,8 +48,6 @@ from rc_sim_engine.race_kernels import (
     A_OBS,
     A_PARAMS,
     A_RECT,
-    A_SCRATCH,
-    A_SIN,
     A_STATES,
     CFG_ACTION_MODE,
     CFG_ANGLE_INC,
@@ -89,7 +87,7 @@ FloatArray = NDArray[np.float64]
 ACTION_MODES = ('steering', 'curvature')
 #: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
 _DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
-                      'cos_beam', 'sin_beam', 'base', 'rect', '_scratch', 'obs', 'normal',
+                      'cos_beam', 'sin_beam', 'base', 'rect', 'obs', 'normal',
                       'delay', 'primed', 'active', 'head', 'other', '_args', '_kernel'})
 #: From this many cars in total the step runs on numba threads (2 cores, 1080-beam lidars: 8 cars
 #: 22,500 steps/s threaded against 15,700 serial; 4 cars no gain; bench_racing_multicar.py).
@@ -158,8 +156,8 @@ class RaceCore:
         ml = track.lidar
         shapes = {A_STATES: (n, N_STATE), A_PARAMS: packed.shape, A_BUF: (n, 2 * ring),
                   A_ACTIONS: (n, 2), A_CFG: (1, CFG_SIZE), A_FP: (n, 3), A_MOUNT: (n, 3),
-                  A_COS: (1, len(self.angles)), A_SIN: (1, len(self.angles)), A_BASE: (n, 3),
-                  A_RECT: (n, 6), A_SCRATCH: (n, n_beams), A_OBS: (n, OBS_SIZE),
+                  A_BEAMS: (1, len(self.angles)), A_BASE: (n, 3), A_RECT: (n, 6),
+                  A_OBS: (n, OBS_SIZE),
                   A_NORMAL: (n, 2), A_DEPTH: (1, n), A_GEO: (1, len(track.grid.geo)),
                   A_CENTERS: ml.centers.shape, A_META: (1, len(ml.meta)),
                   A_LINE_XY: line.xy.shape, A_LINE_S: (1, len(line.s))}
@@ -198,8 +196,9 @@ class RaceCore:
         self.buf = views[A_BUF].reshape(self.n_total, -1, 2)
         self.cfg = views[A_CFG][0]
         self.footprints, self.mount = views[A_FP], views[A_MOUNT]
-        self.cos_beam, self.sin_beam = views[A_COS][0], views[A_SIN][0]
-        self.base, self.rect, self._scratch = views[A_BASE], views[A_RECT], views[A_SCRATCH]
+        beams = views[A_BEAMS][0].view(np.float32)  # float32 cos and sin: the scan's precision
+        self.cos_beam, self.sin_beam = beams[:len(self.angles)], beams[len(self.angles):]
+        self.base, self.rect = views[A_BASE], views[A_RECT]
         self.obs, self.normal = views[A_OBS], views[A_NORMAL]
         self.delay, self.primed = ints[I_DELAY][0], ints[I_PRIMED][0]
         self.active, self.head, self.other = ints[I_ACTIVE][0], ints[I_HEAD][0], ints[I_OTHER][0]

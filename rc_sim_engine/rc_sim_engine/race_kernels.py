@@ -60,10 +60,11 @@ MOUNT_SIZE = 3
 #: live in ONE buffer ``f64`` (the core's ``A_*`` and copies of the track's small ones), the
 #: int64 arrays (``I_*``) in ONE buffer ``i64`` that starts with the layout of both: row ``r``
 #: (``i64[3 r : 3 r + 3]``) gives the (offset, rows, columns) of float64 array ``A_* = r`` in
-#: ``f64`` and of int64 array ``I_* = r - A_COUNT`` in ``i64``. ``A_BUF`` rows hold (K, 2) rings.
-(A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_COS, A_SIN, A_BASE, A_RECT,
- A_SCRATCH, A_OBS, A_NORMAL, A_DEPTH, A_GEO, A_CENTERS, A_META, A_LINE_XY, A_LINE_S) = range(20)
-A_COUNT = 20
+#: ``f64`` and of int64 array ``I_* = r - A_COUNT`` in ``i64``. ``A_BUF`` rows hold (K, 2) rings;
+#: ``A_BEAMS`` (1, B) holds the beam cos and sin as 2 B float32 (the scan runs in float32).
+(A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_BEAMS, A_BASE, A_RECT, A_OBS,
+ A_NORMAL, A_DEPTH, A_GEO, A_CENTERS, A_META, A_LINE_XY, A_LINE_S) = range(18)
+A_COUNT = 18
 (I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER) = range(5)
 I_COUNT = 5
 LAYOUT_ROWS = A_COUNT + I_COUNT
@@ -249,25 +250,27 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
     yaw = base[2]
     if cfg[CFG_LIDAR] > 0.5:
         mount = _row(f64, i64, A_MOUNT, k)
-        cos_beam = _vec(f64, i64, A_COS)
-        sin_beam = _vec(f64, i64, A_SIN)
+        beams = _vec(f64, i64, A_BEAMS).view(np.float32)
+        n_beams = beams.shape[0] // 2
+        cos_beam = beams[:n_beams]
+        sin_beam = beams[n_beams:]
         c = math.cos(yaw)
         s = math.sin(yaw)
         ox = x + c * mount[0] - s * mount[1]
         oy = y + s * mount[0] + c * mount[1]
         heading = yaw + mount[2]
         r_max = cfg[CFG_RANGE_MAX]
-        row = _row(f64, i64, A_SCRATCH, k)
-        scan_map(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
-                 heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, row)
-        if n_cars > 1:
-            overlay_cars_kernel(row, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
-                                cos_beam, sin_beam, rect, lo, lo + n_cars, k, r_max)
-        r_min = cfg[CFG_RANGE_MIN]
         out = scans[k]
-        for i in range(row.shape[0]):  # observation: no return -> range_max, too close -> 0
-            r = min(row[i], r_max)
-            out[i] = r * (r >= r_min)  # branch-free (vectorises)
+        scan_map(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
+                 heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, out)
+        if n_cars > 1:
+            overlay_cars_kernel(out, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
+                                cos_beam, sin_beam, rect, lo, lo + n_cars, k, r_max)
+        r_max32 = np.float32(r_max)
+        r_min32 = np.float32(cfg[CFG_RANGE_MIN])
+        for i in range(out.shape[0]):  # observation: no return -> range_max, too close -> 0
+            r = min(out[i], r_max32)
+            out[i] = r * np.float32(r >= r_min32)  # branch-free (vectorises)
     # progress along the centre line
     u = ((geo[GEO_COS] * (x - geo[GEO_OX]) + geo[GEO_SIN] * (y - geo[GEO_OY]))
          * geo[GEO_INV_RES])
