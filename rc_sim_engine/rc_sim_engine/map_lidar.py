@@ -25,6 +25,7 @@ import hashlib
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 from numba import njit, prange
 import numpy as np
@@ -46,6 +47,8 @@ __all__ = ['AUTO_LUT_BYTES', 'LIDAR_MODES', 'MAX_LUT_BYTES', 'MapLidar', 'auto_s
            'build_lut', 'scan_map']
 
 FloatArray = NDArray[np.float64]
+#: float64 or float32 (the scan computes in float32 either way).
+RealArray = NDArray[np.floating[Any]]
 LIDAR_MODES = ('lut', 'exact')
 #: Largest lookup table built [bytes] (checked before allocating).
 MAX_LUT_BYTES = 2 * 1024 ** 3
@@ -223,8 +226,8 @@ def build_lut(grid: MapGrid, bins: FloatArray, meta: FloatArray, stride: int = 1
 def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
              lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
              meta: FloatArray, x: float, y: float, heading: float,
-             angle_min: float, angle_inc: float, cos_beam: FloatArray, sin_beam: FloatArray,
-             range_max: float, out: FloatArray) -> None:
+             angle_min: float, angle_inc: float, cos_beam: RealArray, sin_beam: RealArray,
+             range_max: float, out: RealArray) -> None:
     """Ranges [m] (``inf`` beyond ``range_max``) of the fan ``angle_min + i angle_inc`` (sensor
     frame; ``cos/sin_beam`` its tables) from a sensor at (x, y, heading) in the world."""
     n = cos_beam.shape[0]

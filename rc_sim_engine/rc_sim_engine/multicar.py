@@ -21,6 +21,7 @@ of :mod:`rc_sim_engine.race_core`) and from Python through the wrappers.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from numba import njit
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = ['car_contacts', 'car_contacts_kernel', 'footprint_centers', 'overlay_
            'overlay_cars_kernel']
 
 FloatArray = NDArray[np.float64]
+RealArray = NDArray[np.floating[Any]]  # float64 or float32
 _TWO_PI = 2.0 * math.pi
 _CORNERS = ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0))  # counter-clockwise
 
@@ -93,9 +95,9 @@ def car_contacts_kernel(rect: FloatArray, lo: int, hi: int, depth: FloatArray,
 
 
 @njit(cache=True)
-def overlay_cars_kernel(ranges: FloatArray, ox: float, oy: float, heading: float,
-                        angle_min: float, inc: float, cos_beam: FloatArray,
-                        sin_beam: FloatArray, rect: FloatArray, lo: int, hi: int,
+def overlay_cars_kernel(ranges: RealArray, ox: float, oy: float, heading: float,
+                        angle_min: float, inc: float, cos_beam: RealArray,
+                        sin_beam: RealArray, rect: FloatArray, lo: int, hi: int,
                         self_index: int, range_max: float) -> None:
     """Lower ``ranges`` (B,) of a sensor at (ox, oy, heading) where the footprints of cars
     ``lo..hi-1`` other than ``self_index`` come first (rows of :func:`footprint_centers`)."""
