@@ -44,7 +44,7 @@ from rc_sim_engine.map_grid import (
 from rc_sim_engine.track_map import TrackMapError
 
 __all__ = ['AUTO_LUT_BYTES', 'LIDAR_MODES', 'MAX_LUT_BYTES', 'MapLidar', 'auto_stride',
-           'build_lut', 'scan_map']
+           'build_lut', 'scan_map', 'scan_map_work']
 
 FloatArray = NDArray[np.float64]
 #: float64 or float32 (the scan computes in float32 either way).
@@ -223,13 +223,14 @@ def build_lut(grid: MapGrid, bins: FloatArray, meta: FloatArray, stride: int = 1
 # reassociation and reciprocal math, but IEEE infinities and NaNs kept (no 'nnan'/'ninf')
 @njit(cache=True, error_model='numpy',
       fastmath={'arcp', 'contract', 'afn', 'reassoc', 'nsz'})
-def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
-             lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
-             meta: FloatArray, x: float, y: float, heading: float,
-             angle_min: float, angle_inc: float, cos_beam: RealArray, sin_beam: RealArray,
-             range_max: float, out: RealArray) -> None:
-    """Ranges [m] (``inf`` beyond ``range_max``) of the fan ``angle_min + i angle_inc`` (sensor
-    frame; ``cos/sin_beam`` its tables) from a sensor at (x, y, heading) in the world."""
+def scan_map_work(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
+                  lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
+                  meta: FloatArray, x: float, y: float, heading: float,
+                  angle_min: float, angle_inc: float, cos_beam: RealArray,
+                  sin_beam: RealArray, range_max: float, out: RealArray,
+                  entry: NDArray[np.int32]) -> None:
+    """:func:`scan_map` with its int32 work row ``entry`` (at least as long as the fan) given:
+    no allocation per scan."""
     n = cos_beam.shape[0]
     u, v = _to_grid(geo, x, y)
     cu = floor_int(u)
@@ -274,7 +275,6 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
     # plain gather from one short stretch of memory: bin index, table entry, range. Only
     # conversions AVX2 has in vector form (float <-> int32; no int64: AVX-512 only): the beam
     # index runs as a float (exact), the entries are int32 and decoded in float arithmetic.
-    entry = np.empty(n, dtype=np.int32)
     fi = F(0.0)
     for i in range(n):
         f = b0 + fi * binc
@@ -312,3 +312,16 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
         te = num / np.copysign(max(abs(den), F(1e-3)), den)
         r = max(min(max(te, t - F(2.0)), t + F(2.0)), F(0.0))
         out[i] = r * res32 if r <= t_cap32 else F(math.inf)  # the sentinel lies beyond range_cap
+
+
+@njit(cache=True)
+def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray,
+             lut: NDArray[np.uint16], lut_index: NDArray[np.int32], centers: FloatArray,
+             meta: FloatArray, x: float, y: float, heading: float,
+             angle_min: float, angle_inc: float, cos_beam: RealArray, sin_beam: RealArray,
+             range_max: float, out: RealArray) -> None:
+    """Ranges [m] (``inf`` beyond ``range_max``) of the fan ``angle_min + i angle_inc`` (sensor
+    frame; ``cos/sin_beam`` its tables) from a sensor at (x, y, heading) in the world."""
+    scan_map_work(wall, skip, geo, lut, lut_index, centers, meta, x, y, heading, angle_min,
+                  angle_inc, cos_beam, sin_beam, range_max, out,
+                  np.empty(cos_beam.shape[0], dtype=np.int32))

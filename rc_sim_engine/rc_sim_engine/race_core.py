@@ -66,6 +66,7 @@ from rc_sim_engine.race_kernels import (
     I_ACTIVE,
     I_COUNT,
     I_DELAY,
+    I_ENTRY,
     I_HEAD,
     I_OTHER,
     I_PRIMED,
@@ -162,7 +163,7 @@ class RaceCore:
                   A_CENTERS: ml.centers.shape, A_META: (1, len(ml.meta)),
                   A_LINE_XY: line.xy.shape, A_LINE_S: (1, len(line.s))}
         int_shapes = {I_DELAY: (1, n), I_PRIMED: (1, n), I_ACTIVE: (1, n), I_HEAD: (1, 1),
-                      I_OTHER: (1, n)}
+                      I_OTHER: (1, n), I_ENTRY: (n, (n_beams + 1) // 2)}
         # the float64 and int64 arrays are views of two buffers (kernel arguments:
         # race_kernels.A_*, I_*); they are written in place, never rebound
         self._f64, self._i64, _, _ = carve([shapes[a] for a in range(A_COUNT)],
@@ -247,7 +248,7 @@ class RaceCore:
         """One step of every active car with ``actions`` (M N, 2) (no checks: the envs
         validate); None: the commands already written into :attr:`actions`."""
         if actions is not None and actions is not self.actions:
-            self.actions[:] = actions
+            self.actions[...] = actions  # (faster than [:] = for small arrays)
         self._kernel(*self._args)
         self.steps += 1
 

@@ -38,7 +38,7 @@ from rc_sim_engine.map_grid import (
     floor_int,
     footprint_contact,
 )
-from rc_sim_engine.map_lidar import scan_map
+from rc_sim_engine.map_lidar import scan_map_work
 from rc_sim_engine.multicar import car_contacts_kernel, overlay_cars_kernel
 from rc_sim_engine.packed import P_L, P_R
 
@@ -61,12 +61,13 @@ MOUNT_SIZE = 3
 #: int64 arrays (``I_*``) in ONE buffer ``i64`` that starts with the layout of both: row ``r``
 #: (``i64[3 r : 3 r + 3]``) gives the (offset, rows, columns) of float64 array ``A_* = r`` in
 #: ``f64`` and of int64 array ``I_* = r - A_COUNT`` in ``i64``. ``A_BUF`` rows hold (K, 2) rings;
-#: ``A_BEAMS`` (1, B) holds the beam cos and sin as 2 B float32 (the scan runs in float32).
+#: ``A_BEAMS`` (1, B) holds the beam cos and sin as 2 B float32 (the scan runs in float32), and
+#: ``I_ENTRY`` rows each car's int32 work row of the scan.
 (A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_BEAMS, A_BASE, A_RECT, A_OBS,
  A_NORMAL, A_DEPTH, A_GEO, A_CENTERS, A_META, A_LINE_XY, A_LINE_S) = range(18)
 A_COUNT = 18
-(I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER) = range(5)
-I_COUNT = 5
+(I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER, I_ENTRY) = range(6)
+I_COUNT = 6
 LAYOUT_ROWS = A_COUNT + I_COUNT
 
 
@@ -161,6 +162,15 @@ def _ivec(i64: IntArray, a: int) -> IntArray:
     r = 3 * (A_COUNT + a)
     o = i64[r]
     return i64[o:o + i64[r + 1] * i64[r + 2]]
+
+
+@njit(cache=True, inline='always')
+def _irow(i64: IntArray, a: int, k: int) -> IntArray:
+    """Row ``k`` of int64 array ``I_* = a``."""
+    r = 3 * (A_COUNT + a)
+    c = i64[r + 2]
+    o = i64[r] + k * c
+    return i64[o:o + c]
 
 
 @njit(cache=True)
@@ -261,8 +271,9 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
         heading = yaw + mount[2]
         r_max = cfg[CFG_RANGE_MAX]
         out = scans[k]
-        scan_map(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
-                 heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam, r_max, out)
+        scan_map_work(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
+                      heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam,
+                      r_max, out, _irow(i64, I_ENTRY, k).view(np.int32))
         if n_cars > 1:
             overlay_cars_kernel(out, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
                                 cos_beam, sin_beam, rect, lo, lo + n_cars, k, r_max)
