@@ -86,6 +86,7 @@ __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
 
 FloatArray = NDArray[np.float64]
 ACTION_MODES = ('steering', 'curvature')
+_F64 = np.dtype(np.float64)
 #: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
 _DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
                       'cos_beam', 'sin_beam', 'base', 'rect', 'obs', 'normal',
@@ -209,7 +210,7 @@ class RaceCore:
                       track.lidar.lut_index, track.line_index, self.scans)
         with racing_compile_notice('parallel' if self._threads else 'serial'):
             self._kernel = compiled_entry(race_step_parallel if self._threads else race_step,
-                                          self._args)
+                                          (self.actions, *self._args))
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
@@ -245,11 +246,17 @@ class RaceCore:
         self.obs[idx, OBS_PROGRESS] = np.where(s > 0.5 * length, s - length, s)
 
     def step(self, actions: FloatArray | None = None) -> None:
-        """One step of every active car with ``actions`` (M N, 2) (no checks: the envs
-        validate); None: the commands already written into :attr:`actions`."""
-        if actions is not None and actions is not self.actions:
-            self.actions[...] = actions  # (faster than [:] = for small arrays)
-        self._kernel(*self._args)
+        """One step of every active car with ``actions`` (M N, 2) (no checks of the values: the
+        envs validate); None: the commands already written into :attr:`actions`.
+
+        A C-contiguous (M N, 2) float64 array goes to the compiled step as an argument (a numpy
+        copy into :attr:`actions` first costs more than the rest of the call once other code
+        has run); anything else is copied the numpy way first."""
+        a = self.actions if actions is None else actions
+        if (type(a) is not np.ndarray or a.dtype is not _F64 or a.ndim != 2
+                or self._kernel(a, *self._args) < 0):  # < 0: shape or strides refused
+            self.actions[...] = a
+            self._kernel(self.actions, *self._args)
         self.steps += 1
 
     def observe(self, cars: ArrayLike | None = None) -> None:
@@ -260,7 +267,7 @@ class RaceCore:
         self.active[:] = 0
         self.active[np.arange(self.n_total) if cars is None else np.asarray(cars)] = 2
         try:
-            self._kernel(*self._args)
+            self._kernel(self.actions, *self._args)
         finally:
             self.active[:] = saved
             self.head[0] = head

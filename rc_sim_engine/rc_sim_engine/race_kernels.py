@@ -310,13 +310,33 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
             obs[OBS_LAP_TIME] = 0.0
 
 
+@njit(cache=True)
+def _take_actions(act: FloatArray, f64: FloatArray, i64: IntArray) -> bool:
+    """Copy the (n, 2) actions ``act`` into ``A_ACTIONS``; False (nothing copied) when its shape
+    or strides are not those of a C-contiguous (n, 2) float64 array (the compiled code reads it
+    as one, whatever the strides say)."""
+    n_total = i64[3 * A_STATES + 1]
+    if (act.shape[0] != n_total or act.shape[1] != 2
+            or (n_total > 1 and act.strides[0] != 16) or act.strides[1] != 8):
+        return False
+    dst = _vec(f64, i64, A_ACTIONS)
+    for k in range(n_total):
+        dst[2 * k] = act[k, 0]
+        dst[2 * k + 1] = act[k, 1]
+    return True
+
+
 @njit(cache=True, error_model='numpy')
-def race_step(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
+def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
               skip: NDArray[np.float32], lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
-              line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> None:
-    """Advance every car one step ``dt`` (see module doc). ``f64``, ``i64``: the float64 and
-    int64 arrays (``A_*``, ``I_*``; :func:`carve`); ``I_HEAD`` holds the delay-ring slot of
-    this step's commands, advanced in place; the rest are the track's."""
+              line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> int:
+    """Advance every car one step ``dt`` (see module doc) with the actions ``act`` (n, 2),
+    copied into ``A_ACTIONS`` first (:func:`_take_actions`; -1 and nothing done when refused).
+    ``f64``, ``i64``: the float64 and int64 arrays (``A_*``, ``I_*``; :func:`carve`);
+    ``I_HEAD`` holds the delay-ring slot of this step's commands, advanced in place; the rest
+    are the track's."""
+    if not _take_actions(act, f64, i64):
+        return -1
     cfg = _vec(f64, i64, A_CFG)
     active = _ivec(i64, I_ACTIVE)
     head = _ivec(i64, I_HEAD)
@@ -334,14 +354,17 @@ def race_step(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
         _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
                line_index, scans)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
+    return 0
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
-def race_step_parallel(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
-                       skip: NDArray[np.float32], lut: NDArray[np.uint16],
-                       lut_index: NDArray[np.int32], line_index: NDArray[np.int32],
-                       scans: NDArray[np.float32]) -> None:
+def race_step_parallel(act: FloatArray, f64: FloatArray, i64: IntArray,
+                       wall: NDArray[np.uint8], skip: NDArray[np.float32],
+                       lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
+                       line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> int:
     """:func:`race_step` with the cars spread over threads (identical results)."""
+    if not _take_actions(act, f64, i64):
+        return -1
     cfg = _vec(f64, i64, A_CFG)
     active = _ivec(i64, I_ACTIVE)
     head = _ivec(i64, I_HEAD)
@@ -359,3 +382,4 @@ def race_step_parallel(f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
         _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
                line_index, scans)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
+    return 0

@@ -110,3 +110,45 @@ def test_copies_and_pickles_step_on_their_own_buffer() -> None:
         np.testing.assert_array_equal(twin.states, core.states)
         np.testing.assert_array_equal(twin.scans, core.scans)
         np.testing.assert_array_equal(twin.obs, core.obs)
+
+
+def test_step_takes_any_array_like_the_numpy_copy() -> None:
+    """Actions reach the compiled step directly only as a C-contiguous (n, 2) float64 array
+    (the compiled code reads them as one, whatever their strides or dtype); lists, float32,
+    views with other strides, Fortran order and (2,) rows step exactly as the same values
+    copied the numpy way, and a shape numpy cannot broadcast is refused."""
+    import pytest
+
+    from rc_sim_engine.race_core import RaceCore
+    from rc_sim_engine.track import load_track
+
+    track = load_track('chicane_track')
+    core = RaceCore(track, n_worlds=3, lidar=False)
+    poses = np.repeat(np.asarray(track.start_pose)[None], 3, axis=0)
+    values = np.array([[0.05, 1.5], [-0.1, 2.0], [0.2, 0.5]])
+    wide = np.zeros((3, 4))
+    wide[:, ::2] = values
+    forms = [values.copy(), values.tolist(), values.astype(np.float32), wide[:, ::2],
+             np.asfortranarray(values), values.astype('>f8')]
+    results = []
+    for form in forms:
+        core.reset_cars(np.arange(3), poses, speed=1.0)
+        for _ in range(4):
+            core.step(form)
+        np.testing.assert_array_equal(core.actions, values.astype(np.float32)
+                                      if isinstance(form, np.ndarray) and form.dtype == np.float32
+                                      else values)
+        results.append(core.states.copy())
+    for k in (1, 3, 4, 5):
+        np.testing.assert_array_equal(results[k], results[0])
+    np.testing.assert_allclose(results[2], results[0], rtol=1e-5, atol=1e-6)  # float32 commands
+    one = RaceCore(track, lidar=False)
+    one.reset_cars([0], [track.start_pose], speed=1.0)
+    one.step(np.array([0.05, 1.5]))  # a (2,) row broadcasts
+    np.testing.assert_array_equal(one.actions, [[0.05, 1.5]])
+    with pytest.raises(ValueError):
+        core.step(np.zeros((2, 2)))  # 2 rows for 3 cars
+    before = core.states.copy()
+    with pytest.raises(ValueError):
+        core.step(np.zeros((3, 3)))  # refused by the compiled step, then by numpy
+    np.testing.assert_array_equal(core.states, before)
