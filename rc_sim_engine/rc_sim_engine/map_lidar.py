@@ -229,8 +229,9 @@ def scan_map_work(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: Float
                   angle_min: float, angle_inc: float, cos_beam: RealArray,
                   sin_beam: RealArray, range_max: float, out: RealArray,
                   entry: NDArray[np.int32]) -> None:
-    """:func:`scan_map` with its int32 work row ``entry`` (at least as long as the fan) given:
-    no allocation per scan."""
+    """:func:`scan_map` with the table's row origins ``centers`` flattened (u0, v0, u1, ...) and
+    its int32 work row ``entry`` (at least as long as the fan) given: no allocation, no reshape
+    per scan."""
     n = cos_beam.shape[0]
     u, v = _to_grid(geo, x, y)
     cu = floor_int(u)
@@ -259,8 +260,8 @@ def scan_map_work(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: Float
     scale = n_bins / _TWO_PI
     inv_scale = F(_TWO_PI / n_bins)
     fn = F(n_bins)
-    ou = F(u - centers[row, 0])  # sensor offset from the row origin [cells]
-    ov = F(v - centers[row, 1])
+    ou = F(u - centers[2 * row])  # sensor offset from the row origin [cells]
+    ov = F(v - centers[2 * row + 1])
     b0 = F(((rel + angle_min) * scale) % n_bins + 0.5)  # beam 0 in bin units, + 0.5: nearest
     binc = F(angle_inc * scale)
     crf = F(cr)
@@ -322,6 +323,6 @@ def scan_map(wall: NDArray[np.uint8], skip: NDArray[np.float32], geo: FloatArray
              range_max: float, out: RealArray) -> None:
     """Ranges [m] (``inf`` beyond ``range_max``) of the fan ``angle_min + i angle_inc`` (sensor
     frame; ``cos/sin_beam`` its tables) from a sensor at (x, y, heading) in the world."""
-    scan_map_work(wall, skip, geo, lut, lut_index, centers, meta, x, y, heading, angle_min,
-                  angle_inc, cos_beam, sin_beam, range_max, out,
+    scan_map_work(wall, skip, geo, lut, lut_index, centers.reshape(centers.size), meta, x, y,
+                  heading, angle_min, angle_inc, cos_beam, sin_beam, range_max, out,
                   np.empty(cos_beam.shape[0], dtype=np.int32))

@@ -28,7 +28,7 @@ from numba import njit, prange
 import numpy as np
 from numpy.typing import NDArray
 
-from rc_sim_engine._kernels import _step_one
+from rc_sim_engine._kernels import advance
 from rc_sim_engine.map_grid import (
     GEO_COS,
     GEO_INV_RES,
@@ -80,21 +80,24 @@ def wrap_progress(ds: float, length: float) -> float:
 @njit(cache=True)
 def project_on_line(px: float, py: float, k: int, xy: FloatArray,
                     s_vertex: FloatArray) -> tuple[float, float]:
-    """Arc length and signed lateral offset (+ left) of (px, py) on the segments k - 1 and k."""
-    n = xy.shape[0]
+    """Arc length and signed lateral offset (+ left) of (px, py) on the segments k - 1 and k of
+    the polyline ``xy`` (M, 2), flattened (x0, y0, x1, ...)."""
+    n = xy.shape[0] // 2
     best_d2 = math.inf
     best_s = 0.0
     best_lat = 0.0
     for j in (k - 1, k):
         a = j % n
         b = (a + 1) % n
-        ex = xy[b, 0] - xy[a, 0]
-        ey = xy[b, 1] - xy[a, 1]
+        ax = xy[2 * a]
+        ay = xy[2 * a + 1]
+        ex = xy[2 * b] - ax
+        ey = xy[2 * b + 1] - ay
         e2 = ex * ex + ey * ey
-        w = ((px - xy[a, 0]) * ex + (py - xy[a, 1]) * ey) / e2
+        w = ((px - ax) * ex + (py - ay) * ey) / e2
         w = min(max(w, 0.0), 1.0)
-        qx = xy[a, 0] + w * ex
-        qy = xy[a, 1] + w * ey
+        qx = ax + w * ex
+        qy = ay + w * ey
         d2 = (px - qx) ** 2 + (py - qy) ** 2
         if d2 < best_d2:
             best_d2 = d2
@@ -189,9 +192,15 @@ def _physics(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, head: int)
             ring[j] = steer
             ring[j + 1] = wheel
         primed[k] = 1
-    _step_one(_row(f64, i64, A_STATES, k), p, steer, wheel, cfg[CFG_DT], int(cfg[CFG_N_SUB]),
-              1, int(cfg[CFG_MODEL]), int(cfg[CFG_INTEG]), cfg[CFG_PROJECT] > 0.5,
-              ring.reshape((ring.shape[0] // 2, 2)), _ivec(i64, I_DELAY)[k], head)
+    # the delay ring of rc_sim_engine._kernels._step_one (one step), on the flat ring: write
+    # this step's command, apply the one written delay steps before
+    size = ring.shape[0] // 2
+    ring[2 * head] = steer
+    ring[2 * head + 1] = wheel
+    slot = (head - _ivec(i64, I_DELAY)[k]) % size
+    advance(_row(f64, i64, A_STATES, k), p, ring[2 * slot], ring[2 * slot + 1], cfg[CFG_DT],
+            int(cfg[CFG_N_SUB]), int(cfg[CFG_MODEL]), int(cfg[CFG_INTEG]),
+            cfg[CFG_PROJECT] > 0.5)
 
 
 @njit(cache=True)
@@ -217,7 +226,7 @@ def _base_pose(k: int, f64: FloatArray, i64: IntArray) -> None:
 
 
 @njit(cache=True)
-def _contacts(f64: FloatArray, i64: IntArray, n_cars: int, rect: FloatArray) -> None:
+def _contacts(f64: FloatArray, i64: IntArray, n_cars: int) -> None:
     """Car-to-car contacts of every world (module doc, 2.)."""
     depth = _vec(f64, i64, A_DEPTH)
     other = _ivec(i64, I_OTHER)
@@ -230,6 +239,7 @@ def _contacts(f64: FloatArray, i64: IntArray, n_cars: int, rect: FloatArray) -> 
             normal[2 * k] = 0.0
             normal[2 * k + 1] = 0.0
         return
+    rect = _mat(f64, i64, A_RECT)
     normal2 = _mat(f64, i64, A_NORMAL)
     for lo in range(0, n_total, n_cars):
         car_contacts_kernel(rect, lo, lo + n_cars, depth, other, normal2)
@@ -237,7 +247,6 @@ def _contacts(f64: FloatArray, i64: IntArray, n_cars: int, rect: FloatArray) -> 
 
 @njit(cache=True)
 def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntArray,
-           rect: FloatArray, centers: FloatArray, line_xy: FloatArray,
            wall: NDArray[np.uint8], skip: NDArray[np.float32], lut: NDArray[np.uint16],
            lut_index: NDArray[np.int32], line_index: NDArray[np.int32],
            scans: NDArray[np.float32]) -> None:
@@ -271,12 +280,14 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
         heading = yaw + mount[2]
         r_max = cfg[CFG_RANGE_MAX]
         out = scans[k]
-        scan_map_work(wall, skip, geo, lut, lut_index, centers, _vec(f64, i64, A_META), ox, oy,
+        scan_map_work(wall, skip, geo, lut, lut_index, _vec(f64, i64, A_CENTERS),
+                      _vec(f64, i64, A_META), ox, oy,
                       heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam,
                       r_max, out, _irow(i64, I_ENTRY, k).view(np.int32))
         if n_cars > 1:
             overlay_cars_kernel(out, ox, oy, heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC],
-                                cos_beam, sin_beam, rect, lo, lo + n_cars, k, r_max)
+                                cos_beam, sin_beam, _mat(f64, i64, A_RECT), lo, lo + n_cars, k,
+                                r_max)
         r_max32 = np.float32(r_max)
         r_min32 = np.float32(cfg[CFG_RANGE_MIN])
         for i in range(out.shape[0]):  # observation: no return -> range_max, too close -> 0
@@ -298,7 +309,8 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
     obs[OBS_DS] = 0.0
     if j >= 0:
         length = cfg[CFG_LAP_LENGTH]
-        s_new, lat = project_on_line(x, y, j, line_xy, _vec(f64, i64, A_LINE_S))
+        s_new, lat = project_on_line(x, y, j, _vec(f64, i64, A_LINE_XY),
+                                     _vec(f64, i64, A_LINE_S))
         ds = wrap_progress(s_new - obs[OBS_S], length) if advance else 0.0
         obs[OBS_S] = s_new
         obs[OBS_LATERAL] = lat
@@ -346,13 +358,9 @@ def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.
         if active[k] == 1:
             _physics(k, f64, i64, cfg, h)
         _base_pose(k, f64, i64)
-    rect = _mat(f64, i64, A_RECT)
-    _contacts(f64, i64, int(cfg[CFG_N_CARS]), rect)
-    centers = _mat(f64, i64, A_CENTERS)
-    line_xy = _mat(f64, i64, A_LINE_XY)
+    _contacts(f64, i64, int(cfg[CFG_N_CARS]))
     for k in range(n_total):
-        _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
-               line_index, scans)
+        _sense(k, f64, i64, cfg, active, wall, skip, lut, lut_index, line_index, scans)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
     return 0
 
@@ -374,12 +382,8 @@ def race_step_parallel(act: FloatArray, f64: FloatArray, i64: IntArray,
         if active[k] == 1:
             _physics(k, f64, i64, cfg, h)
         _base_pose(k, f64, i64)
-    rect = _mat(f64, i64, A_RECT)
-    _contacts(f64, i64, int(cfg[CFG_N_CARS]), rect)
-    centers = _mat(f64, i64, A_CENTERS)
-    line_xy = _mat(f64, i64, A_LINE_XY)
+    _contacts(f64, i64, int(cfg[CFG_N_CARS]))
     for k in prange(n_total):
-        _sense(k, f64, i64, cfg, active, rect, centers, line_xy, wall, skip, lut, lut_index,
-               line_index, scans)
+        _sense(k, f64, i64, cfg, active, wall, skip, lut, lut_index, line_index, scans)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
     return 0
