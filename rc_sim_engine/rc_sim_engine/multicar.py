@@ -159,17 +159,32 @@ def overlay_cars_kernel(ranges: RealArray, ox: float, oy: float, heading: float,
             u0 = (start - angle_min) % _TWO_PI
             a0, a1, b0, b1 = _beam_range(u0, abs(sweep), inc, n)
             cross_we = x0 * ey - y0 * ex
-            for part in range(2):
-                first = a0 if part == 0 else b0
-                last = a1 if part == 0 else b1
-                for i in range(first, last + 1):
-                    denom = cos_beam[i] * ey - sin_beam[i] * ex
-                    if denom == 0.0:
-                        continue
-                    t = cross_we / denom
-                    u = (x0 * sin_beam[i] - y0 * cos_beam[i]) / denom
-                    if 0.0 <= t < ranges[i] and -1e-9 <= u <= 1.0 + 1e-9:
-                        ranges[i] = t
+            _overlay_edge(ranges, cos_beam, sin_beam, a0, a1, x0, y0, ex, ey, cross_we)
+            _overlay_edge(ranges, cos_beam, sin_beam, b0, b1, x0, y0, ex, ey, cross_we)
+
+
+@njit(cache=True, error_model='numpy')
+def _overlay_edge(ranges: RealArray, cos_beam: RealArray, sin_beam: RealArray, first: int,
+                  last: int, x0: float, y0: float, ex: float, ey: float,
+                  cross_we: float) -> None:
+    """Beams ``first..last`` against the edge from (x0, y0) along (ex, ey) (sensor frame):
+    ``t`` along the beam and ``u`` along the edge of the crossing; branch-free, so it
+    vectorises (a beam parallel to the edge divides by 0: inf or nan, never a hit)."""
+    if last < first:
+        return
+    # on slices from 0: no negative-index wrap in the loop, which then vectorises
+    r = ranges[first:last + 1]
+    cb = cos_beam[first:last + 1]
+    sb = sin_beam[first:last + 1]
+    for i in range(r.shape[0]):
+        c = np.float64(cb[i])
+        s = np.float64(sb[i])
+        denom = c * ey - s * ex
+        t = cross_we / denom
+        u = (x0 * s - y0 * c) / denom
+        now = np.float64(r[i])
+        hit = (t >= 0.0) & (t < now) & (u >= -1e-9) & (u <= 1.0 + 1e-9)
+        r[i] = t if hit else now
 
 
 def _rects(x: FloatArray, y: FloatArray, yaw: FloatArray, footprints: FloatArray) -> FloatArray:
