@@ -338,6 +338,15 @@ def _take_actions(act: FloatArray, f64: FloatArray, i64: IntArray) -> bool:
     return True
 
 
+@njit(cache=True, inline='always')
+def _begin(act: FloatArray, f64: FloatArray, i64: IntArray
+           ) -> tuple[bool, FloatArray, IntArray, IntArray]:
+    """The step's prologue: the actions taken (:func:`_take_actions`), the settings, the
+    activity flags and the delay-ring slot."""
+    return (_take_actions(act, f64, i64), _vec(f64, i64, A_CFG), _ivec(i64, I_ACTIVE),
+            _ivec(i64, I_HEAD))
+
+
 @njit(cache=True, error_model='numpy')
 def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
               skip: NDArray[np.float32], lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
@@ -347,12 +356,10 @@ def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.
     ``f64``, ``i64``: the float64 and int64 arrays (``A_*``, ``I_*``; :func:`carve`);
     ``I_HEAD`` holds the delay-ring slot of this step's commands, advanced in place; the rest
     are the track's."""
-    if not _take_actions(act, f64, i64):
+    ok, cfg, active, head = _begin(act, f64, i64)
+    if not ok:
         return -1
-    cfg = _vec(f64, i64, A_CFG)
-    active = _ivec(i64, I_ACTIVE)
-    head = _ivec(i64, I_HEAD)
-    n_total = i64[3 * A_STATES + 1]
+    n_total = active.shape[0]
     h = head[0]
     for k in range(n_total):
         if active[k] == 1:
@@ -371,12 +378,10 @@ def race_step_parallel(act: FloatArray, f64: FloatArray, i64: IntArray,
                        lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
                        line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> int:
     """:func:`race_step` with the cars spread over threads (identical results)."""
-    if not _take_actions(act, f64, i64):
+    ok, cfg, active, head = _begin(act, f64, i64)
+    if not ok:
         return -1
-    cfg = _vec(f64, i64, A_CFG)
-    active = _ivec(i64, I_ACTIVE)
-    head = _ivec(i64, I_HEAD)
-    n_total = i64[3 * A_STATES + 1]
+    n_total = active.shape[0]
     h = head[0]
     for k in prange(n_total):
         if active[k] == 1:
