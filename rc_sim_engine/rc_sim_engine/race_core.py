@@ -73,6 +73,8 @@ from rc_sim_engine.race_kernels import (
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
+    S_COUNT,
+    S_SCANS,
     carve,
     race_step,
     race_step_parallel,
@@ -90,7 +92,8 @@ _F64 = np.dtype(np.float64)
 #: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
 _DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
                       'cos_beam', 'sin_beam', 'base', 'rect', 'obs', 'normal',
-                      'delay', 'primed', 'active', 'head', 'other', '_args', '_kernel'})
+                      'delay', 'primed', 'active', 'head', 'other', 'scans', '_f64', '_i64',
+                      '_args', '_kernel'})
 #: From this many cars in total the step runs on numba threads (2 cores, 1080-beam lidars: 8 cars
 #: 22,500 steps/s threaded against 15,700 serial; 4 cars no gain; bench_racing_multicar.py).
 PARALLEL_MIN_CARS = 8
@@ -165,15 +168,14 @@ class RaceCore:
                   A_LINE_XY: line.xy.shape, A_LINE_S: (1, len(line.s))}
         int_shapes = {I_DELAY: (1, n), I_PRIMED: (1, n), I_ACTIVE: (1, n), I_HEAD: (1, 1),
                       I_OTHER: (1, n), I_ENTRY: (n, (n_beams + 1) // 2)}
-        # the float64 and int64 arrays are views of two buffers (kernel arguments:
-        # race_kernels.A_*, I_*); they are written in place, never rebound
-        self._f64, self._i64, _, _ = carve([shapes[a] for a in range(A_COUNT)],
-                                           [int_shapes[a] for a in range(I_COUNT)])
-        self.scans = np.zeros((n, n_beams), dtype=np.float32)
+        # every array is a view of ONE buffer (kernel argument; race_kernels.A_*, I_*, S_*),
+        # written in place, never rebound
+        self._buf, _, _, _ = carve([shapes[a] for a in range(A_COUNT)],
+                                   [int_shapes[a] for a in range(I_COUNT)], [(n, n_beams)])
         self.steps = 0
         self._threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else bool(parallel)
         self._bind()
-        fviews, _ = views_of(self._f64, self._i64, A_COUNT)
+        fviews = views_of(self._buf, A_COUNT, I_COUNT, S_COUNT)[0]
         fviews[A_GEO][0] = track.grid.geo
         fviews[A_CENTERS][:] = ml.centers
         fviews[A_META][0] = ml.meta
@@ -190,10 +192,12 @@ class RaceCore:
         self.cos_beam[:], self.sin_beam[:] = np.cos(self.angles), np.sin(self.angles)
 
     def _bind(self) -> None:
-        """The views of the two buffers, the kernel's arguments and its compiled entry:
-        derived from the rest, so a copy or an unpickled core rebuilds them (a copied view
-        would no longer be a view of the copied buffer)."""
-        views, ints = views_of(self._f64, self._i64, A_COUNT)
+        """The views of the buffer, the kernel's arguments and its compiled entry: derived from
+        the rest, so a copy or an unpickled core rebuilds them (a copied view would no longer be
+        a view of the copied buffer)."""
+        views, ints, f32s = views_of(self._buf, A_COUNT, I_COUNT, S_COUNT)
+        self._f64, self._i64 = self._buf, self._buf.view(np.int64)
+        self.scans = f32s[S_SCANS]
         self.states, self.packed, self.actions = views[A_STATES], views[A_PARAMS], views[A_ACTIONS]
         self.buf = views[A_BUF].reshape(self.n_total, -1, 2)
         self.cfg = views[A_CFG][0]
@@ -206,8 +210,7 @@ class RaceCore:
         self.active, self.head, self.other = ints[I_ACTIVE][0], ints[I_HEAD][0], ints[I_OTHER][0]
         track = self.track
         # every argument of the kernel is a persistent array: build the call once
-        self._args = (self._f64, self._i64, track.grid.wall, track.grid.skip, track.lidar.lut,
-                      track.lidar.lut_index, track.line_index, self.scans)
+        self._args = (self._buf, track.grid.wall, track.cells, track.lidar.lut)
         with racing_compile_notice('parallel' if self._threads else 'serial'):
             self._kernel = compiled_entry(race_step_parallel if self._threads else race_step,
                                           (self.actions, *self._args))

@@ -55,20 +55,24 @@ CFG_SIZE = 13
 OBS_SIZE = 11
 #: Per-car lidar mount rows: x, y, yaw in base_link.
 MOUNT_SIZE = 3
-#: numba unboxes every array argument of a call (a memory-info record each: 40-80 ns), and a
-#: step of one car takes a few microseconds, so the step takes few arguments: the float64 arrays
-#: live in ONE buffer ``f64`` (the core's ``A_*`` and copies of the track's small ones), the
-#: int64 arrays (``I_*``) in ONE buffer ``i64`` that starts with the layout of both: row ``r``
-#: (``i64[3 r : 3 r + 3]``) gives the (offset, rows, columns) of float64 array ``A_* = r`` in
-#: ``f64`` and of int64 array ``I_* = r - A_COUNT`` in ``i64``. ``A_BUF`` rows hold (K, 2) rings;
-#: ``A_BEAMS`` (1, B) holds the beam cos and sin as 2 B float32 (the scan runs in float32), and
-#: ``I_ENTRY`` rows each car's int32 work row of the scan.
+#: numba unboxes every array argument of a call (a memory-info record each: 40-80 ns, more
+#: once the caller's Python has run), and a step of one car takes a few microseconds, so the
+#: step takes few arguments: the core's arrays live in ONE float64 buffer ``buf``, also read as
+#: int64 (``i64``) and float32 (``f32``). It starts with the layout: row ``r``
+#: (``i64[3 r : 3 r + 3]``) gives the (offset, rows, columns) of float64 array ``A_* = r``,
+#: int64 array ``I_* = r - A_COUNT`` and float32 array ``S_* = r - A_COUNT - I_COUNT``, offsets
+#: in elements of the array's own type from the start of the buffer. The float64 arrays hold
+#: copies of the track's small ones; ``A_BUF`` rows hold (K, 2) rings; ``A_BEAMS`` (1, B) holds
+#: the beam cos and sin as 2 B float32 (the scan runs in float32); ``I_ENTRY`` rows each car's
+#: int32 work row of the scan; ``S_SCANS`` the observed scans.
 (A_STATES, A_PARAMS, A_BUF, A_ACTIONS, A_CFG, A_FP, A_MOUNT, A_BEAMS, A_BASE, A_RECT, A_OBS,
  A_NORMAL, A_DEPTH, A_GEO, A_CENTERS, A_META, A_LINE_XY, A_LINE_S) = range(18)
 A_COUNT = 18
 (I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER, I_ENTRY) = range(6)
 I_COUNT = 6
-LAYOUT_ROWS = A_COUNT + I_COUNT
+S_SCANS = 0
+S_COUNT = 1
+LAYOUT_ROWS = A_COUNT + I_COUNT + S_COUNT
 
 
 @njit(cache=True, inline='always')
@@ -107,35 +111,39 @@ def project_on_line(px: float, py: float, k: int, xy: FloatArray,
     return best_s, best_lat
 
 
-def carve(f64_shapes: list[tuple[int, int]], i64_shapes: list[tuple[int, int]]
-          ) -> tuple[FloatArray, IntArray, list[FloatArray], list[IntArray]]:
-    """The zeroed buffers of float64 arrays of ``f64_shapes`` and int64 arrays of ``i64_shapes``
-    (rows, columns) and their 2-D views (write into them in place; never rebind). The int64
-    buffer starts with the layout rows (offset, rows, columns) of both, float64 first (module
-    doc)."""
-    n_rows = len(f64_shapes) + len(i64_shapes)
-    f_sizes = [r * c for r, c in f64_shapes]
-    i_sizes = [r * c for r, c in i64_shapes]
-    f_off = np.concatenate([[0], np.cumsum(f_sizes)]).astype(np.int64)
-    i_off = 3 * n_rows + np.concatenate([[0], np.cumsum(i_sizes)]).astype(np.int64)
-    f64 = np.zeros(int(f_off[-1]))
-    i64 = np.zeros(int(i_off[-1]), dtype=np.int64)
-    rows = [[o, r, c] for o, (r, c) in zip(f_off[:-1], f64_shapes)]
-    rows += [[o, r, c] for o, (r, c) in zip(i_off[:-1], i64_shapes)]
-    i64[:3 * n_rows] = np.asarray(rows, dtype=np.int64).reshape(-1)
-    return (f64, i64, *views_of(f64, i64, len(f64_shapes)))
+def carve(f64_shapes: list[tuple[int, int]], i64_shapes: list[tuple[int, int]],
+          f32_shapes: list[tuple[int, int]]
+          ) -> tuple[FloatArray, list[FloatArray], list[IntArray], list[NDArray[np.float32]]]:
+    """One zeroed float64 buffer for the arrays of ``f64_shapes``, ``i64_shapes`` and
+    ``f32_shapes`` (rows, columns) and their 2-D views (write into them in place; never rebind):
+    the layout rows first (module doc), then the int64, float64 and float32 arrays, each
+    starting on a whole word."""
+    shapes = [*f64_shapes, *i64_shapes, *f32_shapes]
+    words = [r * c for r, c in f64_shapes] + [r * c for r, c in i64_shapes]
+    words += [-(-r * c // 2) for r, c in f32_shapes]
+    n_f, n_i = len(f64_shapes), len(i64_shapes)
+    start = {}
+    at = 3 * len(shapes)
+    for k in [*range(n_f, n_f + n_i), *range(n_f), *range(n_f + n_i, len(shapes))]:
+        start[k] = at
+        at += words[k]
+    buf = np.zeros(at)
+    rows = [[start[k] * (2 if k >= n_f + n_i else 1), *shapes[k]] for k in range(len(shapes))]
+    buf.view(np.int64)[:3 * len(shapes)] = np.asarray(rows, dtype=np.int64).reshape(-1)
+    return (buf, *views_of(buf, n_f, n_i, len(f32_shapes)))
 
 
-def views_of(f64: FloatArray, i64: IntArray, n_f64: int
-             ) -> tuple[list[FloatArray], list[IntArray]]:
-    """The 2-D views of the ``n_f64`` float64 arrays and of the int64 arrays that the layout at
-    the start of ``i64`` describes (:func:`carve`)."""
-    # the first int64 array starts right after the layout rows
-    n_rows = n_f64 if len(i64) == 3 * n_f64 else int(i64[3 * n_f64]) // 3
-    rows = i64[:3 * n_rows].reshape(n_rows, 3).tolist()
-    f_views = [f64[o:o + r * c].reshape(r, c) for o, r, c in rows[:n_f64]]
-    i_views = [i64[o:o + r * c].reshape(r, c) for o, r, c in rows[n_f64:]]
-    return f_views, i_views
+def views_of(buf: FloatArray, n_f64: int, n_i64: int, n_f32: int
+             ) -> tuple[list[FloatArray], list[IntArray], list[NDArray[np.float32]]]:
+    """The 2-D views of the float64, int64 and float32 arrays that the layout at the start of
+    ``buf`` describes (:func:`carve`)."""
+    n_rows = n_f64 + n_i64 + n_f32
+    rows = buf.view(np.int64)[:3 * n_rows].reshape(n_rows, 3).tolist()
+    i64 = buf.view(np.int64)
+    f32 = buf.view(np.float32)
+    return ([buf[o:o + r * c].reshape(r, c) for o, r, c in rows[:n_f64]],
+            [i64[o:o + r * c].reshape(r, c) for o, r, c in rows[n_f64:n_f64 + n_i64]],
+            [f32[o:o + r * c].reshape(r, c) for o, r, c in rows[n_f64 + n_i64:]])
 
 
 @njit(cache=True, inline='always')
@@ -174,6 +182,15 @@ def _irow(i64: IntArray, a: int, k: int) -> IntArray:
     c = i64[r + 2]
     o = i64[r] + k * c
     return i64[o:o + c]
+
+
+@njit(cache=True, inline='always')
+def _frow(f32: NDArray[np.float32], i64: IntArray, a: int, k: int) -> NDArray[np.float32]:
+    """Row ``k`` of float32 array ``S_* = a``."""
+    r = 3 * (A_COUNT + I_COUNT + a)
+    c = i64[r + 2]
+    o = i64[r] + k * c
+    return f32[o:o + c]
 
 
 @njit(cache=True)
@@ -247,9 +264,7 @@ def _contacts(f64: FloatArray, i64: IntArray, n_cars: int) -> None:
 
 @njit(cache=True)
 def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntArray,
-           wall: NDArray[np.uint8], skip: NDArray[np.float32], lut: NDArray[np.uint16],
-           lut_index: NDArray[np.int32], line_index: NDArray[np.int32],
-           scans: NDArray[np.float32]) -> None:
+           wall: NDArray[np.uint8], cells: NDArray[np.int32], lut: NDArray[np.uint16]) -> None:
     """Contacts, scan and progress of car ``k`` (module doc, 2.-4.)."""
     obs = _row(f64, i64, A_OBS, k)
     obs[OBS_CAR_DEPTH] = _vec(f64, i64, A_DEPTH)[k]
@@ -260,6 +275,9 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
     n_cars = int(cfg[CFG_N_CARS])
     lo = (k // n_cars) * n_cars
     geo = _vec(f64, i64, A_GEO)
+    skip = cells[0].view(np.float32)  # the track's cell planes (Track.cells)
+    lut_index = cells[1]
+    line_index = cells[2]
     fp = _row(f64, i64, A_RECT, k)
     d, _, _ = footprint_contact(wall, skip, geo, fp[0], fp[1], fp[2], fp[3], fp[4])
     obs[OBS_WALL_DEPTH] = max(d, 0.0)
@@ -279,7 +297,7 @@ def _sense(k: int, f64: FloatArray, i64: IntArray, cfg: FloatArray, active: IntA
         oy = y + s * mount[0] + c * mount[1]
         heading = yaw + mount[2]
         r_max = cfg[CFG_RANGE_MAX]
-        out = scans[k]
+        out = _frow(f64.view(np.float32), i64, S_SCANS, k)
         scan_map_work(wall, skip, geo, lut, lut_index, _vec(f64, i64, A_CENTERS),
                       _vec(f64, i64, A_META), ox, oy,
                       heading, cfg[CFG_ANGLE_MIN], cfg[CFG_ANGLE_INC], cos_beam, sin_beam,
@@ -348,14 +366,15 @@ def _begin(act: FloatArray, f64: FloatArray, i64: IntArray
 
 
 @njit(cache=True, error_model='numpy')
-def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.uint8],
-              skip: NDArray[np.float32], lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
-              line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> int:
+def race_step(act: FloatArray, buf: FloatArray, wall: NDArray[np.uint8],
+              cells: NDArray[np.int32], lut: NDArray[np.uint16]) -> int:
     """Advance every car one step ``dt`` (see module doc) with the actions ``act`` (n, 2),
     copied into ``A_ACTIONS`` first (:func:`_take_actions`; -1 and nothing done when refused).
-    ``f64``, ``i64``: the float64 and int64 arrays (``A_*``, ``I_*``; :func:`carve`);
-    ``I_HEAD`` holds the delay-ring slot of this step's commands, advanced in place; the rest
-    are the track's."""
+    ``buf``: the core's arrays (``A_*``, ``I_*``, ``S_*``; :func:`carve`); ``I_HEAD`` holds the
+    delay-ring slot of this step's commands, advanced in place. ``wall``, ``cells``
+    (:attr:`Track.cells`), ``lut``: the track's."""
+    f64 = buf
+    i64 = buf.view(np.int64)
     ok, cfg, active, head = _begin(act, f64, i64)
     if not ok:
         return -1
@@ -367,17 +386,17 @@ def race_step(act: FloatArray, f64: FloatArray, i64: IntArray, wall: NDArray[np.
         _base_pose(k, f64, i64)
     _contacts(f64, i64, int(cfg[CFG_N_CARS]))
     for k in range(n_total):
-        _sense(k, f64, i64, cfg, active, wall, skip, lut, lut_index, line_index, scans)
+        _sense(k, f64, i64, cfg, active, wall, cells, lut)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
     return 0
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
-def race_step_parallel(act: FloatArray, f64: FloatArray, i64: IntArray,
-                       wall: NDArray[np.uint8], skip: NDArray[np.float32],
-                       lut: NDArray[np.uint16], lut_index: NDArray[np.int32],
-                       line_index: NDArray[np.int32], scans: NDArray[np.float32]) -> int:
+def race_step_parallel(act: FloatArray, buf: FloatArray, wall: NDArray[np.uint8],
+                       cells: NDArray[np.int32], lut: NDArray[np.uint16]) -> int:
     """:func:`race_step` with the cars spread over threads (identical results)."""
+    f64 = buf
+    i64 = buf.view(np.int64)
     ok, cfg, active, head = _begin(act, f64, i64)
     if not ok:
         return -1
@@ -389,6 +408,6 @@ def race_step_parallel(act: FloatArray, f64: FloatArray, i64: IntArray,
         _base_pose(k, f64, i64)
     _contacts(f64, i64, int(cfg[CFG_N_CARS]))
     for k in prange(n_total):
-        _sense(k, f64, i64, cfg, active, wall, skip, lut, lut_index, line_index, scans)
+        _sense(k, f64, i64, cfg, active, wall, cells, lut)
     head[0] = (h + 1) % (i64[3 * A_BUF + 2] // 2)
     return 0

@@ -11,7 +11,7 @@ behind the start line (a race grid).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import math
 import os
 from pathlib import Path
@@ -35,6 +35,10 @@ class Track:
 
     ``line_index`` (H + 2, W + 2) int32: nearest centre-line vertex of each padded free cell (-1
     on walls), so the kernels project a position onto two segments only.
+
+    ``cells`` (3, H + 2, W + 2) int32: the per-cell arrays of the racing kernels in one array,
+    so that a step takes one argument for them: ``grid.skip`` (float32 bits), ``lidar.lut_index``
+    and ``line_index``, which are views of it (built on construction when not given).
     """
 
     name: str
@@ -45,6 +49,21 @@ class Track:
     start_pose: tuple[float, float, float]
     line_index: NDArray[np.int32]
     unknown: str = 'occupied'
+    cells: NDArray[np.int32] | None = None
+
+    def __post_init__(self) -> None:
+        if self.cells is not None:
+            return
+        skip = np.ascontiguousarray(self.grid.skip, dtype=np.float32)
+        cells = np.empty((3, *skip.shape), dtype=np.int32)
+        cells[0] = skip.view(np.int32)
+        cells[1] = self.lidar.lut_index
+        cells[2] = self.line_index
+        grid = replace(self.grid, skip=cells[0].view(np.float32))
+        object.__setattr__(self, 'grid', grid)
+        object.__setattr__(self, 'lidar', replace(self.lidar, grid=grid, lut_index=cells[1]))
+        object.__setattr__(self, 'line_index', cells[2])
+        object.__setattr__(self, 'cells', cells)
 
     def grid_poses(self, n: int, spacing: float = 1.0, stagger: float = 0.25
                    ) -> FloatArray:

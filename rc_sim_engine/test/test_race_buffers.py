@@ -10,24 +10,28 @@ from rc_sim_engine._jit_cache import compiled_entry
 from rc_sim_engine.race_kernels import carve, views_of
 
 
-def test_carve_views_share_two_buffers() -> None:
-    f64, i64, views, ints = carve([(2, 3), (1, 4), (3, 1)], [(1, 2), (2, 1)])
-    assert f64.shape == (13,) and not f64.any()
-    # the int64 buffer: the layout rows of all five arrays, then the int64 arrays' data
-    assert i64[:15].reshape(5, 3).tolist() == [[0, 2, 3], [6, 1, 4], [10, 3, 1], [15, 1, 2],
-                                               [17, 2, 1]]
-    assert i64.shape == (19,) and not i64[15:].any()
+def test_carve_views_share_one_buffer() -> None:
+    buf, views, ints, f32s = carve([(2, 3), (1, 4), (3, 1)], [(1, 2), (2, 1)], [(1, 3)])
+    i64 = buf.view(np.int64)
+    # the layout rows of all six arrays (offsets in elements of their own type), then the
+    # int64, the float64 and the float32 arrays, each on a whole word
+    assert i64[:18].reshape(6, 3).tolist() == [[22, 2, 3], [28, 1, 4], [32, 3, 1],
+                                               [18, 1, 2], [20, 2, 1], [70, 1, 3]]
+    assert buf.shape == (37,) and not buf[18:].any()
     assert [v.shape for v in views] == [(2, 3), (1, 4), (3, 1)]
     assert [v.shape for v in ints] == [(1, 2), (2, 1)]
+    assert [v.dtype for v in (*views, *ints, *f32s)] == [np.float64] * 3 + [np.int64] * 2 + [
+        np.float32]
     views[1][0, 2] = 7.0
     views[2][2, 0] = -1.0
     ints[1][1, 0] = 5
-    assert f64[8] == 7.0 and f64[12] == -1.0 and i64[18] == 5
-    assert all(np.shares_memory(v, f64) for v in views)
-    assert all(np.shares_memory(v, i64) for v in ints)
-    again, again_ints = views_of(f64, i64, 3)
-    assert all(np.array_equal(a, b) for a, b in zip(again + again_ints, views + ints))
-    assert views_of(f64, i64[:9], 3)[1] == []  # no int64 arrays
+    f32s[0][0, 2] = 0.5
+    assert buf[30] == 7.0 and buf[34] == -1.0 and i64[21] == 5
+    assert buf.view(np.float32)[72] == 0.5
+    assert all(np.shares_memory(v, buf) for v in (*views, *ints, *f32s))
+    again = views_of(buf, 3, 2, 1)
+    assert all(np.array_equal(a, b) for a, b in zip([*again[0], *again[1], *again[2]],
+                                                    [*views, *ints, *f32s]))
 
 
 @njit(cache=False)
@@ -60,8 +64,12 @@ def test_race_core_arrays_are_views_of_its_buffer() -> None:
     for name in ('states', 'packed', 'buf', 'actions', 'cfg', 'footprints', 'mount', 'base',
                  'rect', 'obs', 'normal', 'cos_beam', 'sin_beam'):
         assert np.shares_memory(getattr(core, name), core._f64), name
-    for name in ('delay', 'primed', 'active', 'head', 'other'):
-        assert np.shares_memory(getattr(core, name), core._i64), name
+    for name in ('delay', 'primed', 'active', 'head', 'other', 'scans'):
+        assert np.shares_memory(getattr(core, name), core._buf), name
+    # the track's cell planes: one array behind the grid's skip distances and both indices
+    cells = core.track.cells
+    for view in (core.track.grid.skip, core.track.lidar.lut_index, core.track.line_index):
+        assert np.shares_memory(view, cells)
 
 
 def test_the_racing_compile_is_announced_once(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
