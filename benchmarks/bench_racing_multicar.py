@@ -52,7 +52,7 @@ def one(n_cars: int, args: object) -> float:
     run(200)
     times, walls, cars = run(steps)
     best, median = block_rates(times)
-    threads = 'threads' if core._kernel.__name__.endswith('parallel') else 'serial'
+    threads = 'threads' if core._threads else 'serial'
     print(f'  {n_cars} car(s): {best:,.0f} steps/s best 500-step block ({best * n_cars:,.0f} '
           f'car-steps/s, {1e6 / best:.1f} us/step, {threads}), median block {median:,.0f}; '
           f'{walls} car-steps on walls, {cars} in car contact')

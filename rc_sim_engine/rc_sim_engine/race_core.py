@@ -15,6 +15,7 @@ callers decide (the Gymnasium envs terminate the car).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -89,11 +90,12 @@ __all__ = ['ACTION_MODES', 'PARALLEL_MIN_CARS', 'RaceCore']
 FloatArray = NDArray[np.float64]
 ACTION_MODES = ('steering', 'curvature')
 _F64 = np.dtype(np.float64)
+_NDARRAY = np.ndarray
 #: Attributes :meth:`RaceCore._bind` derives (left out of copies and pickles, rebuilt after).
 _DERIVED = frozenset({'states', 'packed', 'actions', 'buf', 'cfg', 'footprints', 'mount',
                       'cos_beam', 'sin_beam', 'base', 'rect', 'obs', 'normal',
                       'delay', 'primed', 'active', 'head', 'other', 'scans', '_f64', '_i64',
-                      '_args', '_kernel'})
+                      '_step'})
 #: From this many cars in total the step runs on numba threads (2 cores, 1080-beam lidars: 8 cars
 #: 22,500 steps/s threaded against 15,700 serial; 4 cars no gain; bench_racing_multicar.py).
 PARALLEL_MIN_CARS = 8
@@ -172,7 +174,6 @@ class RaceCore:
         # written in place, never rebound
         self._buf, _, _, _ = carve([shapes[a] for a in range(A_COUNT)],
                                    [int_shapes[a] for a in range(I_COUNT)], [(n, n_beams)])
-        self.steps = 0
         self._threads = self.n_total >= PARALLEL_MIN_CARS if parallel is None else bool(parallel)
         self._bind()
         fviews = views_of(self._buf, A_COUNT, I_COUNT, S_COUNT)[0]
@@ -210,10 +211,11 @@ class RaceCore:
         self.active, self.head, self.other = ints[I_ACTIVE][0], ints[I_HEAD][0], ints[I_OTHER][0]
         track = self.track
         # every argument of the kernel is a persistent array: build the call once
-        self._args = (self._buf, track.grid.wall, track.cells, track.lidar.lut)
+        args = (self._buf, track.grid.wall, track.cells, track.lidar.lut)
         with racing_compile_notice('parallel' if self._threads else 'serial'):
-            self._kernel = compiled_entry(race_step_parallel if self._threads else race_step,
-                                          (self.actions, *self._args))
+            kernel = compiled_entry(race_step_parallel if self._threads else race_step,
+                                    (*args, self.actions))
+        self._step = partial(kernel, *args)  # (actions) -> 0, or -1: refused
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
@@ -256,11 +258,10 @@ class RaceCore:
         copy into :attr:`actions` first costs more than the rest of the call once other code
         has run); anything else is copied the numpy way first."""
         a = self.actions if actions is None else actions
-        if (type(a) is not np.ndarray or a.dtype is not _F64 or a.ndim != 2
-                or self._kernel(a, *self._args) < 0):  # < 0: shape or strides refused
+        if (type(a) is not _NDARRAY or a.dtype is not _F64 or a.ndim != 2
+                or self._step(a) < 0):  # < 0: shape or strides refused
             self.actions[...] = a
-            self._kernel(self.actions, *self._args)
-        self.steps += 1
+            self._step(self.actions)
 
     def observe(self, cars: ArrayLike | None = None) -> None:
         """Refresh contacts, scans and centre-line position of ``cars`` (default all) at their
@@ -270,7 +271,7 @@ class RaceCore:
         self.active[:] = 0
         self.active[np.arange(self.n_total) if cars is None else np.asarray(cars)] = 2
         try:
-            self._kernel(self.actions, *self._args)
+            self._step(self.actions)
         finally:
             self.active[:] = saved
             self.head[0] = head

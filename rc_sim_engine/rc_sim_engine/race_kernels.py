@@ -366,10 +366,11 @@ def _begin(act: FloatArray, f64: FloatArray, i64: IntArray
 
 
 @njit(cache=True, error_model='numpy')
-def race_step(act: FloatArray, buf: FloatArray, wall: NDArray[np.uint8],
-              cells: NDArray[np.int32], lut: NDArray[np.uint16]) -> int:
-    """Advance every car one step ``dt`` (see module doc) with the actions ``act`` (n, 2),
-    copied into ``A_ACTIONS`` first (:func:`_take_actions`; -1 and nothing done when refused).
+def race_step(buf: FloatArray, wall: NDArray[np.uint8], cells: NDArray[np.int32],
+              lut: NDArray[np.uint16], act: FloatArray) -> int:
+    """Advance every car one step ``dt`` (see module doc) with the actions ``act`` (n, 2), the
+    last argument (the caller binds the others once), copied into ``A_ACTIONS`` first
+    (:func:`_take_actions`; -1 and nothing done when refused).
     ``buf``: the core's arrays (``A_*``, ``I_*``, ``S_*``; :func:`carve`); ``I_HEAD`` holds the
     delay-ring slot of this step's commands, advanced in place. ``wall``, ``cells``
     (:attr:`Track.cells`), ``lut``: the track's."""
@@ -392,8 +393,8 @@ def race_step(act: FloatArray, buf: FloatArray, wall: NDArray[np.uint8],
 
 
 @njit(cache=True, parallel=True, error_model='numpy')
-def race_step_parallel(act: FloatArray, buf: FloatArray, wall: NDArray[np.uint8],
-                       cells: NDArray[np.int32], lut: NDArray[np.uint16]) -> int:
+def race_step_parallel(buf: FloatArray, wall: NDArray[np.uint8], cells: NDArray[np.int32],
+                       lut: NDArray[np.uint16], act: FloatArray) -> int:
     """:func:`race_step` with the cars spread over threads (identical results)."""
     f64 = buf
     i64 = buf.view(np.int64)
