@@ -7,10 +7,15 @@ process per figure: with no --cars, the script runs itself once per car count (1
 Target: 8 cars >= 25 % of the one-car rate (perfectly linear cost would give 12.5 %).
 
 Run: python benchmarks/bench_racing_multicar.py [--cars N] [--steps N] [--map MAP.yaml]
+     python benchmarks/bench_racing_multicar.py --rounds 5   (1 car and 8 cars alternating, a
+     process each: the machine's state drifts between minutes, so paired rounds and their median
+     ratio are the fair figure)
 """
 
 from __future__ import annotations
 
+import argparse
+import statistics
 import subprocess
 import sys
 import time
@@ -59,27 +64,45 @@ def one(n_cars: int, args: object) -> float:
     return best
 
 
+def _rate(n: int, args: argparse.Namespace, echo: bool = False) -> float:
+    """Best-block steps/s of ``n`` cars, measured in a process of its own."""
+    cmd = [sys.executable, __file__, '--cars', str(n), '--steps', str(args.steps),
+           '--lidar-mode', args.lidar_mode, *(['--threads'] if args.threads else [])]
+    if args.map:
+        cmd += ['--map', args.map]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    if echo:
+        print(out.rstrip())
+    return float(out.split(':')[1].split('steps/s')[0].replace(',', ''))
+
+
 def main() -> None:
     parser = common_args(__doc__.split('\n')[0])
     parser.add_argument('--cars', type=int, help='one car count (default: 1, 2, 4, 8, each in '
                         'its own process)')
     parser.add_argument('--threads', action='store_true', help='numba threads over the cars '
-                        '(default: serial below 16 cars)')
+                        '(default: threads from 8 cars)')
+    parser.add_argument('--rounds', type=int, help='alternate 1 car and 8 cars this many times '
+                        'and print the paired ratios')
     args = parser.parse_args()
     if args.cars:
         one(args.cars, args)
+        return
+    if args.rounds:
+        ratios = []
+        for k in range(args.rounds):
+            one_car, eight = (_rate(n, args) for n in (1, 8))
+            ratios.append(eight / one_car)
+            print(f'round {k + 1}: 1 car {one_car:,.0f} steps/s, 8 cars {eight:,.0f} steps/s, '
+                  f'{eight / one_car:.1%}', flush=True)
+        print(f'8 cars / 1 car over {len(ratios)} rounds: median {statistics.median(ratios):.1%}, '
+              f'{min(ratios):.1%}-{max(ratios):.1%} (target >= 25 %)')
         return
     print(f'N cars, lidar seeing each other, dt 10 ms RK4, 1080-beam lidar every step, '
           f'{args.steps} steps per count')
     rates = {}
     for n in (1, 2, 4, 8):
-        cmd = [sys.executable, __file__, '--cars', str(n), '--steps', str(args.steps),
-               '--lidar-mode', args.lidar_mode, *(['--threads'] if args.threads else [])]
-        if args.map:
-            cmd += ['--map', args.map]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        print(out.rstrip())
-        rates[n] = float(out.split(':')[1].split('steps/s')[0].replace(',', ''))
+        rates[n] = _rate(n, args, echo=True)
     print(f'  8 cars / 1 car = {rates[8] / rates[1]:.1%} (target >= 25 %; linear cost 12.5 %)')
 
 
