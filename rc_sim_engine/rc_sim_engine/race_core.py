@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -71,11 +72,14 @@ from rc_sim_engine.race_kernels import (
     I_HEAD,
     I_OTHER,
     I_PRIMED,
+    I_SYNC,
     OBS_PROGRESS,
     OBS_S,
     OBS_SIZE,
     S_COUNT,
     S_SCANS,
+    SYNC_SIZE,
+    SYNC_THREADS,
     carve,
     race_step,
     race_step_parallel,
@@ -169,7 +173,8 @@ class RaceCore:
                   A_CENTERS: ml.centers.shape, A_META: (1, len(ml.meta)),
                   A_LINE_XY: line.xy.shape, A_LINE_S: (1, len(line.s))}
         int_shapes = {I_DELAY: (1, n), I_PRIMED: (1, n), I_ACTIVE: (1, n), I_HEAD: (1, 1),
-                      I_OTHER: (1, n), I_ENTRY: (n, (n_beams + 1) // 2)}
+                      I_OTHER: (1, n), I_ENTRY: (n, (n_beams + 1) // 2),
+                      I_SYNC: (1, SYNC_SIZE)}
         # every array is a view of ONE buffer (kernel argument; race_kernels.A_*, I_*, S_*),
         # written in place, never rebound
         self._buf, _, _, _ = carve([shapes[a] for a in range(A_COUNT)],
@@ -209,6 +214,7 @@ class RaceCore:
         self.obs, self.normal = views[A_OBS], views[A_NORMAL]
         self.delay, self.primed = ints[I_DELAY][0], ints[I_PRIMED][0]
         self.active, self.head, self.other = ints[I_ACTIVE][0], ints[I_HEAD][0], ints[I_OTHER][0]
+        ints[I_SYNC][0, SYNC_THREADS] = numba.get_num_threads()  # the threaded step's workers
         track = self.track
         # every argument of the kernel is a persistent array: build the call once
         args = (self._buf, track.grid.wall, track.cells, track.lidar.lut)

@@ -45,7 +45,7 @@ _STAMP = 'rc_sim_engine_kernels.compiled'
 RACE_MESSAGE = 'compiling the racing kernels (once, about a minute)...'
 #: Modules of the racing step (:mod:`rc_sim_engine.race_kernels` compiles the engine's step in).
 RACE_MODULES = (*KERNEL_MODULES, 'rc_sim_engine.map_grid', 'rc_sim_engine.map_lidar',
-                'rc_sim_engine.race_kernels')
+                'rc_sim_engine.atomics', 'rc_sim_engine.race_kernels')
 
 
 def _stamp_path() -> Path:

@@ -113,14 +113,31 @@ def test_race_step_physics_equals_car(track) -> None:  # type: ignore[no-untyped
     np.testing.assert_array_equal(core.states, car.state)
 
 
-def test_serial_and_threaded_steps_identical(track) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(('n_worlds', 'n_cars', 'threads'), [
+    (2, 3, None),  # one car per claimed chunk
+    (10, 4, None),  # 40 cars on 2 threads: chunks of 2
+    (2, 3, 1),  # the core was built for numba's threads, the step runs on one: no wait forever
+])
+def test_serial_and_threaded_steps_identical(track, n_worlds: int, n_cars: int,
+                                             threads: int | None) -> None:
+    import numba
+
+    n = n_worlds * n_cars
+    rng = np.random.default_rng(5)
+    actions = np.stack([rng.uniform(-0.3, 0.3, (20, n)), rng.uniform(0.5, 2.5, (20, n))], axis=2)
     outs = []
+    before = numba.get_num_threads()
     for parallel in (False, True):
-        core = RaceCore(track, P, n_worlds=2, n_cars=3, parallel=parallel)
-        core.reset_cars(np.arange(6), np.tile(track.grid_poses(3), (2, 1)))
-        for _ in range(20):
-            core.step(np.tile([[0.05, 1.5]], (6, 1)))
-        outs.append((core.states.copy(), core.scans.copy(), core.obs.copy()))
+        core = RaceCore(track, P, n_worlds=n_worlds, n_cars=n_cars, parallel=parallel)
+        core.reset_cars(np.arange(n), np.tile(track.grid_poses(n_cars), (n_worlds, 1)))
+        try:
+            if threads is not None:
+                numba.set_num_threads(threads)
+            for a in actions:
+                core.step(a)
+        finally:
+            numba.set_num_threads(before)
+        outs.append((core.states.copy(), core.scans.copy(), core.obs.copy(), core.rect.copy()))
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
 
