@@ -9,10 +9,10 @@ Footprints are the oriented rectangles of :func:`rc_sim_engine.collision.footpri
   :mod:`rc_sim_engine.collision` (depth and normal of least overlap).
 * Lidar (:func:`overlay_cars`): the other cars are moving rectangles. A car beyond range_max, or
   whose bounding disc lies behind the current ranges of every beam of its bearing span (hidden
-  by walls or nearer cars), is skipped; otherwise each edge facing the sensor is intersected only
-  with the beams inside its angular interval, ``t = (w x e) / (d x e)`` as in
-  :mod:`rc_sim_engine.raycast`. The cost per scan is O(cars + beams on cars), so a world of N
-  cars costs O(N^2) cheap culls and O(N) real work per step.
+  by walls or nearer cars), is skipped; otherwise each edge facing the sensor is intersected with
+  the beams of that span, ``t = (w x e) / (d x e)`` as in :mod:`rc_sim_engine.raycast` (one
+  arc tangent per car, none per edge). The cost per scan is O(cars + beams on cars), so a world
+  of N cars costs O(N^2) cheap culls and O(N) real work per step.
 
 Both are plain ``@njit`` functions on arrays, callable from other kernels (the batched racing step
 of :mod:`rc_sim_engine.race_core`) and from Python through the wrappers.
@@ -100,7 +100,12 @@ def overlay_cars_kernel(ranges: RealArray, ox: float, oy: float, heading: float,
                         sin_beam: RealArray, rect: FloatArray, lo: int, hi: int,
                         self_index: int, range_max: float) -> None:
     """Lower ``ranges`` (B,) of a sensor at (ox, oy, heading) where the footprints of cars
-    ``lo..hi-1`` other than ``self_index`` come first (rows of :func:`footprint_centers`)."""
+    ``lo..hi-1`` other than ``self_index`` come first (rows of :func:`footprint_centers`).
+
+    Each car's beams are those of its bounding disc's bearing span, widened to
+    ``atan(reach / sqrt(d^2 - reach^2)) <= reach / sqrt(d^2 - reach^2)`` (no inverse
+    trigonometry; a wider span only tests beams that then miss); its edges facing the sensor
+    are intersected with every beam of that span."""
     n = cos_beam.shape[0]
     ch = math.cos(heading)
     sh = math.sin(heading)
@@ -109,15 +114,21 @@ def overlay_cars_kernel(ranges: RealArray, ox: float, oy: float, heading: float,
             continue
         wx = rect[k, 0] - ox
         wy = rect[k, 1] - oy
-        dist = math.sqrt(wx * wx + wy * wy)
-        near = dist - rect[k, 5]  # nearest possible range of the car
+        reach = rect[k, 5]
+        d2 = wx * wx + wy * wy
+        dist = math.sqrt(d2)
+        near = dist - reach  # nearest possible range of the car
         if near > range_max:
             continue
-        if near > 0.0:  # skip a car hidden behind closer returns over its whole bearing span
-            half = math.asin(rect[k, 5] / dist)
-            bearing = math.atan2(wy, wx) - heading
-            u0 = (bearing - half - angle_min) % _TWO_PI
+        # centre in the sensor frame
+        lx = ch * wx + sh * wy
+        ly = -sh * wx + ch * wy
+        if near > 0.0:
+            half = min(reach / math.sqrt(d2 - reach * reach), math.pi)
+            u0 = math.atan2(ly, lx) - half - angle_min
+            u0 -= _TWO_PI * math.floor(u0 / _TWO_PI)
             a0, a1, b0, b1 = _beam_range(u0, 2.0 * half, inc, n)
+            # skip a car hidden behind closer returns over its whole bearing span
             hidden = True
             for i in range(a0, a1 + 1):
                 if ranges[i] > near:
@@ -130,35 +141,27 @@ def overlay_cars_kernel(ranges: RealArray, ox: float, oy: float, heading: float,
                         break
             if hidden:
                 continue
-        c = math.cos(rect[k, 2])
-        s = math.sin(rect[k, 2])
+        else:  # the sensor inside the car's disc: every beam
+            a0, a1, b0, b1 = 0, n - 1, 0, -1
+        # the car's axes in the sensor frame
+        c = math.cos(rect[k, 2] - heading)
+        s = math.sin(rect[k, 2] - heading)
         hx = rect[k, 3]
         hy = rect[k, 4]
         for e in range(4):
             ax_l, ay_l = _CORNERS[e]
             bx_l, by_l = _CORNERS[(e + 1) % 4]
-            # edge corners relative to the sensor, in the sensor frame
-            gx0 = wx + c * ax_l * hx - s * ay_l * hy
-            gy0 = wy + s * ax_l * hx + c * ay_l * hy
-            gx1 = wx + c * bx_l * hx - s * by_l * hy
-            gy1 = wy + s * bx_l * hx + c * by_l * hy
-            # counter-clockwise outline: the outside of an edge is on its right; skip edges
-            # whose outside faces away from the sensor (the origin)
-            if (gx1 - gx0) * (-gy0) - (gy1 - gy0) * (-gx0) >= 0.0:
-                continue
-            x0 = ch * gx0 + sh * gy0
-            y0 = -sh * gx0 + ch * gy0
-            x1 = ch * gx1 + sh * gy1
-            y1 = -sh * gx1 + ch * gy1
+            x0 = lx + c * ax_l * hx - s * ay_l * hy
+            y0 = ly + s * ax_l * hx + c * ay_l * hy
+            x1 = lx + c * bx_l * hx - s * by_l * hy
+            y1 = ly + s * bx_l * hx + c * by_l * hy
             ex = x1 - x0
             ey = y1 - y0
-            p0 = math.atan2(y0, x0)
-            p1 = math.atan2(y1, x1)
-            sweep = (p1 - p0 + math.pi) % _TWO_PI - math.pi
-            start = p0 if sweep >= 0.0 else p1
-            u0 = (start - angle_min) % _TWO_PI
-            a0, a1, b0, b1 = _beam_range(u0, abs(sweep), inc, n)
+            # counter-clockwise outline: the outside of an edge is on its right; skip edges
+            # whose outside faces away from the sensor (the origin)
             cross_we = x0 * ey - y0 * ex
+            if cross_we >= 0.0:
+                continue
             _overlay_edge(ranges, cos_beam, sin_beam, a0, a1, x0, y0, ex, ey, cross_we)
             _overlay_edge(ranges, cos_beam, sin_beam, b0, b1, x0, y0, ex, ey, cross_we)
 

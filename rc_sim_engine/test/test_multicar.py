@@ -52,18 +52,34 @@ def test_car_contacts_match_shapely() -> None:
                 assert moved.intersection(polys[j]).area < 1e-9
 
 
-def test_overlay_sees_other_cars_like_shapely() -> None:
+@pytest.mark.parametrize(('fov', 'wall'), [(4.7, math.inf), (4.7, 2.5), (2.0 * math.pi, math.inf),
+                                         (2.0 * math.pi, 1.5)])
+def test_overlay_sees_other_cars_like_shapely(fov: float, wall: float) -> None:
+    """Random cars (some behind a 'wall' at a fixed range, hidden; some around the sensor with a
+    360-degree scan, across the wrap of the beam angles; some close enough that the sensor is
+    inside their bounding disc) against shapely."""
     rng = np.random.default_rng(1)
-    angles = np.linspace(-2.35, 2.35, 541)
-    for _ in range(20):
+    samples = 541 if fov < 6.0 else 720
+    angles = -0.5 * fov + fov / samples * np.arange(samples) if fov > 6.0 else \
+        np.linspace(-0.5 * fov, 0.5 * fov, samples)
+    reach = math.hypot(F.half_length, F.half_width)
+    tested = 0
+    for trial in range(60):
         n = 4
         x, y = rng.uniform(-3, 3, n), rng.uniform(-3, 3, n)
         yaw = rng.uniform(-math.pi, math.pi, n)
         sx, sy, sh = 0.0, 0.0, rng.uniform(-math.pi, math.pi)
+        if trial % 3 == 0:  # car 0 so close that the sensor is inside its bounding disc
+            bearing = rng.uniform(-math.pi, math.pi)
+            cx = 0.9 * reach * math.cos(bearing)
+            cy = 0.9 * reach * math.sin(bearing)
+            x[0] = cx - F.center_x * math.cos(yaw[0])
+            y[0] = cy - F.center_x * math.sin(yaw[0])
         polys = [polygon(x[i], y[i], yaw[i]) for i in range(n)]
         if any(p.contains(Point(sx, sy)) for p in polys):
             continue
-        ranges = overlay_cars(np.full(len(angles), np.inf), (sx, sy, sh), angles, x, y, yaw,
+        tested += 1
+        ranges = overlay_cars(np.full(len(angles), wall), (sx, sy, sh), angles, x, y, yaw,
                               np.tile(FP, (n, 1)), range_max=20.0)
         union = shapely.union_all(polys)
         lines = np.array([LineString([(sx, sy), (sx + 20 * math.cos(sh + a),
@@ -71,7 +87,8 @@ def test_overlay_sees_other_cars_like_shapely() -> None:
                           for a in angles], dtype=object)
         hits = shapely.intersection(lines, union.boundary)
         ref = np.where(shapely.is_empty(hits), np.inf, shapely.distance(Point(sx, sy), hits))
-        np.testing.assert_allclose(ranges, ref, atol=1e-9)
+        np.testing.assert_allclose(ranges, np.minimum(ref, wall), atol=1e-9)
+    assert tested >= 40
 
 
 def test_grid_footprint_contacts_match_shapely() -> None:
