@@ -22,6 +22,8 @@ import subprocess
 import sys
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _racing_common import bench_map  # noqa: E402
 
 
 def rate(cmd: list[str], pattern: str) -> float:
@@ -41,15 +43,12 @@ def main() -> None:
     parser.add_argument('--map', help='map YAML with a centerline CSV (default: the generated '
                         '1000 x 1000 bench_circuit)')
     args = parser.parse_args()
-    ours = [sys.executable, str(HERE / 'bench_racing_map.py')]
-    if args.map:
-        ours += ['--map', args.map]
-    map_yaml = args.map or str(Path(__import__('tempfile').gettempdir()) / 'rc_sim_bench_maps'
-                               / 'bench_circuit.yaml')
+    map_yaml = str(bench_map(args.map))  # the generated bench_circuit, written once
+    ours = [sys.executable, str(HERE / 'bench_racing_map.py'), '--map', map_yaml]
     gym = [args.f1tenth_python, str(HERE / 'bench_f1tenth_gym.py'), '--map', map_yaml]
     ratios = []
     for k in range(args.rounds):
-        a = rate(ours, r'RaceCore\.step\s+([\d,]+) steps/s')  # writes bench_circuit once
+        a = rate(ours, r'RaceCore\.step\s+([\d,]+) steps/s')
         b = rate(gym, r'steps/s\s+([\d,]+) best')
         ratios.append(a / b)
         print(f'round {k + 1}: rc-sim {a:,.0f} steps/s, F1TENTH gym {b:,.0f} steps/s, '

@@ -72,12 +72,11 @@ A_COUNT = 18
 (I_DELAY, I_PRIMED, I_ACTIVE, I_HEAD, I_OTHER, I_ENTRY, I_SYNC) = range(7)
 I_COUNT = 7
 #: ``I_SYNC`` slots of the threaded step (:func:`race_step_parallel`): next car to claim for
-#: the physics, cars whose physics are done, contacts done, next car to claim for the sensing;
-#: then the number of threads to use (set by the core: numba's count, read in compiled code,
-#: would make the kernel uncachable).
-(SYNC_PHYSICS, SYNC_MOVED, SYNC_CONTACTS, SYNC_SENSE) = range(4)
-SYNC_THREADS = 8
-SYNC_SIZE = 16  # 128 bytes: the counters have cache lines of their own
+#: the physics, cars whose physics are done, contacts done, next car to claim for the sensing
+#: (the counters, zeroed at every step), then the number of threads to use (set by the core:
+#: numba's count, read in compiled code, would make the kernel uncachable).
+(SYNC_PHYSICS, SYNC_MOVED, SYNC_CONTACTS, SYNC_SENSE, SYNC_THREADS) = range(5)
+SYNC_SIZE = 5
 S_SCANS = 0
 S_COUNT = 1
 LAYOUT_ROWS = A_COUNT + I_COUNT + S_COUNT
