@@ -76,7 +76,9 @@ I_COUNT = 7
 #: (the counters, zeroed at every step), then the number of threads to use (set by the core:
 #: numba's count, read in compiled code, would make the kernel uncachable).
 (SYNC_PHYSICS, SYNC_MOVED, SYNC_CONTACTS, SYNC_SENSE, SYNC_THREADS) = range(5)
-SYNC_SIZE = 5
+#: 128 bytes, so that the counters, which every thread writes, lie more than a cache line before
+#: the float64 arrays that follow (the first car's state): no line shared with it
+SYNC_SIZE = 16
 S_SCANS = 0
 S_COUNT = 1
 LAYOUT_ROWS = A_COUNT + I_COUNT + S_COUNT
