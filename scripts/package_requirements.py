@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def requirements(root: Path = ROOT) -> list[str]:
-    """Sorted, de-duplicated install_requires of the packages, without themselves and setuptools."""
+    """Sorted, de-duplicated install_requires of the packages (not themselves, not setuptools)."""
     found: set[str] = set()
     for package in PACKAGES:
         tree = ast.parse((root / package / 'setup.py').read_text(encoding='utf-8'))

@@ -22,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from live_harness import LiveRos, missing_ros  # noqa: E402
+from live_harness import LiveRos, missing_ros
 
 _SESSION: dict[str, object] = {}
 SHM = Path('/dev/shm')
@@ -30,7 +30,8 @@ SHM = Path('/dev/shm')
 
 def _fastdds_files() -> set[str]:
     try:
-        return {p.name for p in SHM.iterdir() if p.name.startswith(('fastrtps_', 'fast_datasharing'))}
+        return {p.name for p in SHM.iterdir()
+                if p.name.startswith(('fastrtps_', 'fast_datasharing'))}
     except OSError:
         return set()
 

@@ -21,7 +21,7 @@ from rc_sim_engine import _kernels
 from rc_sim_engine.actuators import latency_steps
 from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model
-from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
+from rc_sim_engine.packed import P_L, P_LR, P_R, P_TRACK, pack_params, resolve_drive_kind
 from rc_sim_engine.state import (
     ALPHA_FRONT,
     ALPHA_REAR,
@@ -255,22 +255,39 @@ class Car:
         """Actual rear wheel speed [rad/s] (N,)."""
         return self.state[:, WHEEL_SPEED].copy()
 
+    def differential_offset(self) -> FloatArray:
+        """Half the rear wheels' spin-angle difference [rad] (N,): ``W / (2 r) psi``.
+
+        The rear axle's open differential turns its wheels at ``omega -+ W r_yaw / (2 r)``
+        (W track width, r effective wheel radius, r_yaw the yaw rate; rigid body, no lateral
+        slip of the axle: the wheels' ground speeds are ``vx -+ r_yaw W / 2``) around the
+        drive's mean spin ``omega`` (the state's one rear wheel). Integrated, the difference
+        is ``W / r`` times the heading ``psi`` (unwrapped), so no extra state is needed; a
+        constant offset does not matter to an encoder. Wheel odometry on the rear encoders
+        (docs/control.md eq. 6) then recovers ``dpsi = r (dtheta_r - dtheta_l) / W`` exactly.
+        """
+        return 0.5 * self._p[:, P_TRACK] / self._p[:, P_R] * self.state[:, YAW]
+
+    def differential_rate(self) -> FloatArray:
+        """Rate of :meth:`differential_offset` [rad/s] (N,): ``W / (2 r) r_yaw``."""
+        return 0.5 * self._p[:, P_TRACK] / self._p[:, P_R] * self.state[:, YAW_RATE]
+
     def wheel_angles(self) -> dict[str, FloatArray]:
-        """Joint positions for /joint_states (docs/conventions.md names), each (N,)."""
+        """Joint positions for /joint_states (docs/conventions.md names), each (N,); the rear
+        wheels split by the differential (:meth:`differential_offset`)."""
         from rc_sim_control.ackermann import ackermann_split
 
         s = self.state
-        g = [(p.geometry.wheelbase, p.geometry.track_width) for p in self.params]
-        wb = np.array([a for a, _ in g])
-        tw = np.array([b for _, b in g])
-        left, right = ackermann_split(s[:, STEER], wb, tw)  # type: ignore[arg-type]
+        left, right = ackermann_split(s[:, STEER], self._p[:, P_L],  # type: ignore[arg-type]
+                                      self._p[:, P_TRACK])  # type: ignore[arg-type]
+        split = self.differential_offset()
         return {
             'front_left_steering_joint': np.asarray(left, dtype=float),
             'front_right_steering_joint': np.asarray(right, dtype=float),
             'front_left_wheel_joint': s[:, FRONT_LEFT_WHEEL_ANGLE].copy(),
             'front_right_wheel_joint': s[:, FRONT_RIGHT_WHEEL_ANGLE].copy(),
-            'rear_left_wheel_joint': s[:, REAR_WHEEL_ANGLE].copy(),
-            'rear_right_wheel_joint': s[:, REAR_WHEEL_ANGLE].copy(),
+            'rear_left_wheel_joint': s[:, REAR_WHEEL_ANGLE] - split,
+            'rear_right_wheel_joint': s[:, REAR_WHEEL_ANGLE] + split,
         }
 
     @property

@@ -1,11 +1,20 @@
-"""ROS-free core of ``sim_node``: parameter schema and checks, simulator set-up, wall-clock pacing.
+"""ROS-free core of ``sim_node``: parameter schema and checks, simulator set-up, the messages of
+each step, wall-clock pacing and the lockstep gate.
 
-The node (``nodes/sim_node.py``) only declares the parameters listed in :data:`NODE_PARAMETERS`,
-converts messages and calls :class:`LivePacer` from a wall-clock timer.
+``sim_node`` publishes exactly the messages ``rcsim run`` writes into its bags: the simulator
+streams every sample (odometry and /tf, IMU, joint states, scans, /clock) at its own simulated
+time and rate to a :class:`LiveOutput`, which serialises them in bulk
+(:func:`rc_sim_engine.bagio.sim_batches`, the bag writer's CDR) and hands them over in time order;
+the node only publishes the bytes. How far the simulation runs per wall-clock tick is decided by
+:class:`LivePacer` (``realtime_factor``: sim time = factor x wall time; 0 = as fast as the
+machine allows), and in lockstep mode by :class:`LockstepGate` (each control period waits for
+that period's command, so a run over ROS is deterministic under any machine load).
 """
 
 from __future__ import annotations
 
+from collections import deque
+from dataclasses import dataclass, field
 import math
 from typing import Any
 
@@ -13,17 +22,30 @@ import numpy as np
 
 from rc_sim_control.ackermann import MAPPER_MODES
 from rc_sim_control.node_params import ParamSpec, check_spec
+from rc_sim_description.bags.bulk_storage import sorted_rows
+from rc_sim_description.bags.cdr_bulk import RawBatch
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.frames import car_namespaces
 from rc_sim_description.limits import MAX_CARS
 from rc_sim_engine.collision import COLLISION_RESPONSES
+from rc_sim_engine.sim_config import CollisionEvent
 from rc_sim_engine.simulator import SimConfig, Simulator
 
-__all__ = ['NODE_PARAMETERS', 'LivePacer', 'build_simulator', 'car_namespaces', 'car_vector',
-           'node_parameter_problem']
+__all__ = ['COMMAND_TOPICS', 'NODE_PARAMETERS', 'LiveOutput', 'LivePacer', 'LockstepGate',
+           'build_simulator', 'car_namespaces', 'car_vector', 'collision_line',
+           'node_parameter_problem', 'output_topics']
+
+#: The most wall-clock time one timer callback spends stepping [s] before it lets the executor
+#: take the commands that arrived meanwhile (the next callback goes on where it stopped).
+TICK_BUDGET_S = 0.02
+#: Sim time stepped per stretch inside a callback when nothing else limits it [s].
+STRETCH_S = 0.02
+#: How far behind its wall-clock schedule a paced run may fall before the schedule is moved
+#: (the run then slows down instead of racing to catch up) [s of wall time].
+MAX_LAG_S = 0.25
 
 # Parameters of sim_node (the shared ParamSpec schema of every rc-sim node). All but
-# realtime_factor are read-only: they define the simulation built at start-up.
+# realtime_factor and paused are read-only: they define the simulation built at start-up.
 NODE_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec('world', 'basic_track', 'World name or SDF path (rc_sim_description worlds).',
               read_only=True),
@@ -33,7 +55,18 @@ NODE_PARAMETERS: tuple[ParamSpec, ...] = (
               read_only=True),
     ParamSpec('params_file', '', 'Vehicle override YAML merged over vehicle.yaml ("" = none).',
               read_only=True),
-    ParamSpec('realtime_factor', 1.0, 'Simulated time per wall-clock time.', 0.01, 1000.0),
+    ParamSpec('realtime_factor', 1.0, 'Simulated time per wall-clock time; 0 = as fast as the '
+              'machine allows (time compression; every message still at its own sim time).',
+              0.0, 10000.0),
+    ParamSpec('paused', False, 'true: the simulation (and /clock) stands still; false: it goes '
+              'on from where it stood.'),
+    ParamSpec('lockstep', False, 'true: each control period (1 / command_rate of sim time) '
+              "waits for that period's command (one /cmd_vel, or one /steering_angle and one "
+              '/rear_wheel_speed, per period, taken in order): a deterministic run under any '
+              'machine load. The controller must answer every period once.', read_only=True),
+    ParamSpec('command_rate', 50.0, 'Control periods per simulated second in lockstep mode '
+              '[Hz]; also the rate /odom and /tf are published at.', 1.0, 1000.0,
+              read_only=True),
     ParamSpec('seed', 0, 'Seed of every random generator (lidar errors).', 0, 2 ** 31 - 1,
               read_only=True),
     ParamSpec('lidar_errors', '', 'rc_sim_sensors preset or YAML applied inside the node '
@@ -48,10 +81,13 @@ NODE_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec('num_cars', 1, 'Number of cars; car 0 at (x, y, yaw), the others lined up behind '
               'it; with several, car i publishes and subscribes under car_<i>/ with frames '
               'car_<i>/...', 1, int(MAX_CARS.default), read_only=True),
-    ParamSpec('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz].', 1.0, 1000.0,
-              read_only=True),
+    ParamSpec('publish_rate', 100.0, 'Wall-clock rate of the stepping timer [Hz] (with '
+              'realtime_factor > 0; each tick publishes every message due since the last).',
+              1.0, 1000.0, read_only=True),
 )
 _SPECS = {spec.name: spec for spec in NODE_PARAMETERS}
+#: Topics of the recorded streams that are the node's inputs, never its outputs.
+COMMAND_TOPICS = ('cmd_vel', 'steering_angle', 'rear_wheel_speed')
 
 
 def node_parameter_problem(name: str, value: Any) -> str | None:
@@ -68,7 +104,8 @@ def node_parameter_problem(name: str, value: Any) -> str | None:
 
 
 def build_simulator(values: dict[str, Any]) -> Simulator:
-    """A live (non-recording) Simulator from node parameter values; one-line RcSimError if bad."""
+    """A live Simulator from node parameter values (streams every sample to the sink the node
+    attaches; keeps none); one-line RcSimError if bad."""
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
     from rc_sim_engine.world import load_world
@@ -87,9 +124,11 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
 
         errors = (LidarErrorConfig.from_preset(spec) if spec in PRESETS
                   else LidarErrorConfig.from_yaml(spec))
+    rate = float(values.get('command_rate', 50.0))
     config = SimConfig(seed=int(values.get('seed', 0)), lidar_errors=errors,
                        collision_response=str(values.get('collision_response', 'stop')),
-                       mapper_mode=str(values.get('mapper_mode', 'yaw_rate')), record=False)
+                       mapper_mode=str(values.get('mapper_mode', 'yaw_rate')), record=True,
+                       command_rate=rate, odom_rate=rate)
     start = (float(values.get('x', 0.0)), float(values.get('y', 0.0)),
              float(values.get('yaw', 0.0)))
     n = int(values.get('num_cars', 1))
@@ -100,8 +139,6 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
     return Simulator([params] * n, world, config, start=lined_up(world, params, start, n))
 
 
-
-
 def car_vector(n: int, i: int, value: float) -> np.ndarray:
     """(n,) command array: ``value`` for car ``i``, NaN (keep the current command) for the
     others (:meth:`Simulator.command` and :meth:`Simulator.command_twist` hold them)."""
@@ -110,30 +147,142 @@ def car_vector(n: int, i: int, value: float) -> np.ndarray:
     return out
 
 
-class LivePacer:
-    """Keeps sim time = realtime_factor x wall time; falls behind gracefully (no catch-up spiral).
+def output_topics(n_cars: int, lidar_errors: bool) -> dict[str, tuple[str, str]]:
+    """Stream topic (as :func:`~rc_sim_engine.bagio.sim_batches` names it) -> (the node's topic
+    name, message type). Car topics are relative (a node namespace applies), /clock and /tf
+    global; without an error model the ideal scan is published as ``scan_raw`` (the
+    ``lidar_error_injector`` makes ``scan`` of it), with one as ``scan_raw`` and ``scan``."""
+    out = {'/clock': ('/clock', 'rosgraph_msgs/msg/Clock'),
+           '/tf': ('/tf', 'tf2_msgs/msg/TFMessage')}
+    kinds = {'odom': 'nav_msgs/msg/Odometry', 'imu': 'sensor_msgs/msg/Imu',
+             'joint_states': 'sensor_msgs/msg/JointState'}
+    for ns in car_namespaces(n_cars):
+        prefix = f'{ns}/' if ns else ''
+        for name, msgtype in kinds.items():
+            out[f'/{prefix}{name}'] = (prefix + name, msgtype)
+        scan = 'sensor_msgs/msg/LaserScan'
+        if lidar_errors:
+            out[f'/{prefix}scan_raw'] = (prefix + 'scan_raw', scan)
+            out[f'/{prefix}scan'] = (prefix + 'scan', scan)
+        else:
+            out[f'/{prefix}scan'] = (prefix + 'scan_raw', scan)
+    return out
 
-    :meth:`target` returns the sim time to step to at wall time ``now`` [s]; each call advances at
-    most ``max_step`` s of sim time, and when the simulator lags more than that the reference is
-    shifted (the run slows down instead of freezing the node).
+
+class LiveOutput:
+    """The sink of a live simulator: every stream sample as a serialised message, in time order.
+
+    :meth:`attach` makes ``sim`` stream to it; after each :meth:`Simulator.step_to`,
+    :meth:`take` returns ``(topic index, CDR bytes)`` pairs, ordered by stamp and, at equal
+    stamps, as the bags order their topics (/clock first). Commands (the node's own inputs) are
+    not republished; scans delayed by the error model's latency come with the step that reaches
+    their stamp.
+    """
+
+    def __init__(self, sim: Simulator, lidar_errors: bool) -> None:
+        from rc_sim_engine.bagio import SimBagStream
+
+        self.topics = output_topics(sim.n, lidar_errors)
+        self.names = list(self.topics)
+        self._index = {name: k for k, name in enumerate(self.names)}
+        self._pending: list[RawBatch] = []
+        self._stream = SimBagStream(self, sim.params, robot_model=False)  # type: ignore[arg-type]
+        sim.attach_sink(self._stream)
+
+    def write_batches(self, batches: list[RawBatch]) -> None:
+        """Called by the bag stream with each chunk's messages (the bag writer's interface)."""
+        self._pending.extend(b for b in batches if len(b)
+                             and b.topic.rsplit('/', 1)[-1] not in COMMAND_TOPICS)
+
+    def take(self) -> tuple[list[int], list[bytes]]:
+        """Messages since the last call: their topic indices (into :attr:`names`) and bytes."""
+        batches, self._pending = self._pending, []
+        if not batches:
+            return [], []
+        which, _, views = sorted_rows(batches, [b.rows for b in batches])
+        topic = [self._index[b.topic] for b in batches]
+        return [topic[j] for j in which.tolist()], [v.tobytes() for v in views]
+
+
+def collision_line(event: CollisionEvent, namespaces: list[str], response: str) -> str:
+    """One log line for a contact event (who, what, when, where, how fast, what happened)."""
+    who = namespaces[event.car] or 'the car'
+    what = {'stop': 'stopped there', 'bounce': 'bounced off',
+            'ignore': 'driving on (collision_response ignore)'}.get(response, response)
+    return (f'{who} hit {event.kind} {event.obstacle!r} at t = {event.t:.3f} s, '
+            f'(x, y) = ({event.x:.2f}, {event.y:.2f}) m, at {abs(event.speed):.2f} m/s: {what}')
+
+
+class LivePacer:
+    """How far to step at wall time ``now``: sim time = realtime_factor x wall time.
+
+    With a factor > 0 :meth:`target` returns the sim time due at ``now``; when the simulation
+    lags its schedule by more than ``max_lag`` s of wall time, the schedule moves (the run slows
+    down instead of racing to catch up, the lag is counted in :attr:`slipped_s`). With factor 0
+    there is no schedule: every call allows ``chunk`` s more (as fast as the machine allows).
     """
 
     def __init__(self, realtime_factor: float, now: float, sim_time: float = 0.0,
-                 max_step: float = 0.25) -> None:
+                 max_lag: float = MAX_LAG_S, chunk: float = STRETCH_S) -> None:
         self.realtime_factor = float(realtime_factor)
+        self.max_lag = max_lag
+        self.chunk = chunk
+        self.slipped_s = 0.0
         self._wall0 = now
         self._sim0 = sim_time
-        self.max_step = max_step
 
     def set_realtime_factor(self, factor: float, now: float, sim_time: float) -> None:
-        """Change the factor from now on (no jump in sim time)."""
+        """Change the factor from now on (no jump in sim time); also used to resume."""
         self.realtime_factor = float(factor)
         self._wall0, self._sim0 = now, sim_time
 
     def target(self, now: float, sim_time: float) -> float:
         """Sim time to reach at wall time ``now`` given the current ``sim_time``."""
+        if self.realtime_factor <= 0.0:
+            return sim_time + self.chunk
         goal = self._sim0 + (now - self._wall0) * self.realtime_factor
-        if goal - sim_time > self.max_step:
-            self._wall0, self._sim0 = now, sim_time + self.max_step
-            return sim_time + self.max_step
+        lag = (goal - sim_time) / self.realtime_factor
+        if lag > self.max_lag:  # behind schedule: move it (slow down, no catch-up spiral)
+            self.slipped_s += lag - self.max_lag
+            self._wall0 = now - self.max_lag
+            self._sim0 = sim_time
+            goal = sim_time + self.max_lag * self.realtime_factor
         return goal
+
+    def achieved(self, wall_s: float, sim_s: float) -> float:
+        """Real-time factor actually achieved over a window."""
+        return sim_s / wall_s if wall_s > 0 else math.inf
+
+
+@dataclass
+class LockstepGate:
+    """Lockstep bookkeeping: one command per control period, taken in arrival order.
+
+    ``inputs`` are the command topics a period needs one message of each (``('cmd_vel',)``, or
+    ``('steering_angle', 'rear_wheel_speed')``). :meth:`offer` queues a message's values;
+    :meth:`take` returns the next period's values once every input has one, else None.
+    """
+
+    inputs: tuple[str, ...]
+    queues: dict[str, deque[tuple[float, ...]]] = field(default_factory=dict)
+    periods: int = 0
+
+    def __post_init__(self) -> None:
+        self.queues = {name: deque() for name in self.inputs}
+
+    def offer(self, topic: str, *values: float) -> None:
+        self.queues[topic].append(tuple(values))
+
+    def ready(self) -> bool:
+        return all(self.queues[name] for name in self.inputs)
+
+    def take(self) -> dict[str, tuple[float, ...]] | None:
+        if not self.ready():
+            return None
+        self.periods += 1
+        return {name: self.queues[name].popleft() for name in self.inputs}
+
+    def backlog(self) -> int:
+        """Periods' worth of commands queued beyond the next one (> 0: the controller answers
+        more than once per period)."""
+        return max(0, min(len(q) for q in self.queues.values()) - 1)

@@ -14,7 +14,9 @@ something is due and in this order (the order of :mod:`rc_sim_engine.simulator`)
    controller callback is due,
 
 then the physics up to the next due event in one go (:func:`rc_sim_engine._kernels.advance` through
-each car's command delay ring, exactly as :func:`rc_sim_engine._kernels.step_cars`). After every
+each car's command delay ring, exactly as :func:`rc_sim_engine._kernels.step_cars`). A car held
+against an obstacle by the ``stop`` response is stalled: its wheel joints keep their angles (the
+drive would otherwise spin them between two checks while the car stands still). After every
 physics step the state is checked for non-finite values; the first one stops the stretch with the
 car, the state field and the step. A stretch also stops before a step whose events could
 overflow a buffer.
@@ -40,6 +42,8 @@ from rc_sim_engine.multicar import footprint_centers, overlay_cars_kernel
 from rc_sim_engine.raycast import _cast_kernel, _limit_kernel
 from rc_sim_engine.state import (
     DUTY,
+    FRONT_RIGHT_WHEEL_ANGLE,
+    REAR_WHEEL_ANGLE,
     VX,
     VY,
     WHEEL_SPEED,
@@ -395,6 +399,7 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
     cwork = np.empty((2, cars))
     cvec = np.empty((3, cars, 2))
     ciwork = np.full((2, cars), -1, dtype=np.int64)
+    wheels = np.empty((cars, FRONT_RIGHT_WHEEL_ANGLE + 1 - REAR_WHEEL_ANGLE))
     while True:
         k = sched[S_K]
         if ((record and sched[S_N_SNAP] >= snap_states.shape[0])
@@ -457,7 +462,14 @@ def run_stretch(k_end: int, states: F64, params: F64, steer_cmd: F64, wheel_cmd:
                 if throttle:  # the duty lag starts settled on it
                     states[i, DUTY] = min(max(wheel_cmd[i], -1.0), 1.0)
             sched[S_PRIMED] = 1
+        stalled = response == 0 and in_contact.any()
+        if stalled:  # stop: a car in contact stands still, its wheels with it
+            wheels[:] = states[:, REAR_WHEEL_ANGLE:FRONT_RIGHT_WHEEL_ANGLE + 1]
         if not _physics(states, params, steer_cmd, wheel_cmd, dt, n_sub, n_steps, model_id,
                         integ_id, project, delay_buf, delay_steps, sched):
             return NON_FINITE
+        if stalled:
+            for i in range(cars):
+                if in_contact[i]:
+                    states[i, REAR_WHEEL_ANGLE:FRONT_RIGHT_WHEEL_ANGLE + 1] = wheels[i]
         sched[S_K] = k + n_steps

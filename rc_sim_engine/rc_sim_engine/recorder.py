@@ -204,9 +204,10 @@ class ChunkConverter:
     :class:`ThreadedSink`, in its own (the loop does not touch what it uses meanwhile)."""
 
     def __init__(self, sink: StreamSink, deriver: StreamDeriver, n_cars: int,
-                 finish_scans: ScanFinisher | None) -> None:
+                 finish_scans: ScanFinisher | None, keep: bool = True) -> None:
         self.sink, self.deriver, self.finish_scans = sink, deriver, finish_scans
         self.stats = RunStats(n_cars)
+        self.keep = keep  # statistics and decimated copies (not for a live publisher)
         self.kept: dict[str, Decimator] = {
             name: Decimator(DECIMATE_SCANS if name == 'scan' else DECIMATE_SAMPLES)
             for name in ('odom', 'imu', 'joints', 'commands', 'scan')}
@@ -225,12 +226,13 @@ class ChunkConverter:
             out['scan'] = raw['scan']
         out['commands'] = raw['commands']
         out['clock'] = raw['clock']
-        self.stats.update(out)
-        for name, keeper in self.kept.items():
-            series = out[name]
-            if name == 'scan' and 'raw' in series:
-                series = Series({k: v for k, v in series.items() if k != 'raw'})
-            keeper.add(series)
+        if self.keep:
+            self.stats.update(out)
+            for name, keeper in self.kept.items():
+                series = out[name]
+                if name == 'scan' and 'raw' in series:
+                    series = Series({k: v for k, v in series.items() if k != 'raw'})
+                keeper.add(series)
         self.sink.write_chunk(out, final, until_ns)
 
 
@@ -248,13 +250,14 @@ class StreamingRecorder:
 
     def __init__(self, sink: StreamSink, deriver: StreamDeriver, log: CommandLog, n_cars: int,
                  n_state: int, dt_ns: int, clock_period: int, chunk_bytes: float,
-                 finish_scans: ScanFinisher | None = None, threaded: bool = True) -> None:
+                 finish_scans: ScanFinisher | None = None, threaded: bool = True,
+                 keep: bool = True) -> None:
         self.log = log
         self.n_cars, self.n_state = n_cars, n_state
         self.dt_ns, self.clock_period = dt_ns, clock_period
         self.chunk_bytes = chunk_bytes
         self.blocks = _Blocks()
-        self.converter = ChunkConverter(sink, deriver, n_cars, finish_scans)
+        self.converter = ChunkConverter(sink, deriver, n_cars, finish_scans, keep)
         self._stage: ChunkConverter | ThreadedSink = self.converter
         if threaded:  # the converter takes raw chunks through the sink interface
             self._stage = ThreadedSink(self.converter)  # type: ignore[arg-type]

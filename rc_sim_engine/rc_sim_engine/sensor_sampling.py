@@ -146,6 +146,8 @@ def live_snapshot(car: Car, params: list[VehicleParams], t_ns: int) -> dict[str,
     omega = car.wheel_speed()
     vel = np.zeros_like(pos)
     vel[:, 2:] = omega[:, None]  # rolling wheels (the front ones approximately)
+    vel[:, 4] -= car.differential_rate()  # the rear wheels split by the differential
+    vel[:, 5] += car.differential_rate()
     return {'t_ns': t_ns, 'x': x, 'y': y, 'yaw': (yaw + np.pi) % (2 * np.pi) - np.pi, 'vx': vx,
             'vy': vy, 'yaw_rate': r, 'speed': car.speed, 'steering': car.steering_angle(),
             'wheel_speed': omega, 'ax': ax, 'ay': ay, 'fx': fx, 'fy': fy, 'fz': fz,

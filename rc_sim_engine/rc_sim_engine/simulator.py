@@ -162,6 +162,15 @@ class Simulator:
         if self._lidar is not None:
             self._lidar.reset(self.config.seed)
 
+    def attach_sink(self, sink: StreamSink) -> None:
+        """Stream every sample to ``sink`` at the end of every stretch from now on, keeping none
+        (a live publisher: ``sim_node``); needs ``record=True``. :meth:`reset` detaches it."""
+        if not self.config.record:
+            raise ConfigError('attach_sink: the simulator must record (SimConfig(record=True))')
+        self._recorder = StreamingRecorder(sink, self._deriver, self._log, self.n, N_STATE,
+                                           self._dt_ns, self._clock_period, 0.0,
+                                           threaded=False, keep=False)
+
     def _memory_recorder(self) -> MemoryRecorder:
         return MemoryRecorder(self._deriver, self._log, self.n, N_STATE, self._dt_ns,
                               self._clock_period)
@@ -244,7 +253,8 @@ class Simulator:
         """Advance to time ``t`` [s] (rounded to whole steps), handling every event on the way."""
         target = max(round(t / self.config.dt), self.step_index)
         factor = self.config.realtime_factor
-        check_run(self, (target - self.step_index) * self.config.dt, plan_ticks=0)
+        check_run(self, (target - self.step_index) * self.config.dt, plan_ticks=0,
+                  streaming=self._recorder.streaming)
         pacer = Pacer(factor, self.time) if factor > 0 else None
         wall0 = time.perf_counter()
         try:

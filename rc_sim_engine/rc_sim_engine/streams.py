@@ -167,19 +167,24 @@ class StreamDeriver:
         self.config = config
         self.periods = periods
         self._dt_ns = round(config.dt * 1e9)
-        self._probes: dict[int, Car] = {}
+        self._probes: dict[tuple[int, int], Car] = {}
         self.reset()
 
     def reset(self) -> None:
         """Forget the previous block (a new run starts)."""
         self._last_position: FloatArray | None = None
 
-    def _probe(self, i: int) -> Car:
-        if i not in self._probes:
+    def _probe(self, i: int, k: int) -> Car:
+        """Car i's probe for blocks of ``k`` snapshots: ``_PROBE_ROWS`` rows, or the power of
+        two >= k (at least 8) for small blocks (a live node converts a few at a time)."""
+        rows = min(_PROBE_ROWS, max(8, 1 << max(0, k - 1).bit_length()))
+        probe = self._probes.get((i, rows))
+        if probe is None:
             cfg = self.config
-            self._probes[i] = Car(self.params[i], model=cfg.model, integrator=cfg.integrator,
-                                  dt=cfg.dt, n=_PROBE_ROWS, tyre_model=cfg.tyre_model)
-        return self._probes[i]
+            probe = Car(self.params[i], model=cfg.model, integrator=cfg.integrator, dt=cfg.dt,
+                        n=rows, tyre_model=cfg.tyre_model)
+            self._probes[(i, rows)] = probe
+        return probe
 
     @staticmethod
     def outputs(probe: Car, p: VehicleParams) -> dict[str, FloatArray]:
@@ -199,10 +204,11 @@ class StreamDeriver:
         k_total = len(steps)
         cols: dict[str, list[FloatArray]] = {}
         for i, p in enumerate(self.params):
-            probe = self._probe(i)
+            probe = self._probe(i, k_total)
+            rows = probe.n
             parts: dict[str, list[FloatArray]] = {}
-            for lo in range(0, max(k_total, 1), _PROBE_ROWS):
-                chunk = states[lo:lo + _PROBE_ROWS, i, :]
+            for lo in range(0, max(k_total, 1), rows):
+                chunk = states[lo:lo + rows, i, :]
                 if len(chunk):
                     probe.state[:len(chunk)] = chunk
                     probe.state[len(chunk):] = chunk[-1]

@@ -104,9 +104,13 @@ def test_joint_angles_on_a_kinematic_circle() -> None:
     }
     for name, radius in expect.items():
         assert a1[name][0] - a0[name][0] == pytest.approx(radius * dyaw / r, rel=1e-4), name
-    # rear wheels spin at the commanded rate (mechanical differential, no slip at steady state)
-    assert a1['rear_left_wheel_joint'][0] - a0['rear_left_wheel_joint'][0] == pytest.approx(
-        omega * 2.0, rel=1e-4)
+    # rear wheels: the commanded rate on average, split by the open differential about the
+    # ICR: ground speeds (R -+ W/2) dpsi/dt, so the pair's angles differ by W dpsi / r
+    rl = a1['rear_left_wheel_joint'][0] - a0['rear_left_wheel_joint'][0]
+    rr = a1['rear_right_wheel_joint'][0] - a0['rear_right_wheel_joint'][0]
+    assert 0.5 * (rl + rr) == pytest.approx(omega * 2.0, rel=1e-4)
+    assert rr - rl == pytest.approx(g.track_width * dyaw / car.params[0].effective_wheel_radius,
+                                    rel=1e-9)
 
 
 @pytest.mark.parametrize(('q', 'c', 'cmd'), [(0.1, -0.4, 0.3), (-0.12, -0.2, -0.3),

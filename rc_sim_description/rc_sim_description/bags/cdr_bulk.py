@@ -15,8 +15,9 @@ serializer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -66,6 +67,7 @@ class Layout:
     def __init__(self) -> None:
         self._template = bytearray(ENCAPSULATION_CDR_LE)
         self._fields: dict[str, tuple[str, int, tuple[int, ...]]] = {}
+        self._packing: tuple[int, NDArray[np.uint8], np.dtype[Any] | None] | None = None
 
     @property
     def size(self) -> int:
@@ -116,17 +118,22 @@ class Layout:
 
     def pack(self, n: int, **values: ArrayLike) -> Rows:
         """(n, size) uint8: n copies of the layout with the named fields set (broadcast)."""
+        if self._packing is None or self._packing[0] != self.size:  # built once per layout
+            dtype = np.dtype({'names': list(self._fields),
+                              'formats': [(f, s) if s else f for f, _, s in
+                                          self._fields.values()],
+                              'offsets': [o for _, o, _ in self._fields.values()],
+                              'itemsize': self.size}) if self._fields else None
+            self._packing = (self.size, np.frombuffer(bytes(self._template), dtype=np.uint8),
+                             dtype)
+        _, template, dtype = self._packing
         rows = np.empty((n, self.size), dtype=np.uint8)
-        rows[:] = np.frombuffer(bytes(self._template), dtype=np.uint8)
-        missing = set(self._fields) - set(values)
+        rows[:] = template
+        missing = self._fields.keys() - values.keys()
         if missing:
             raise ValueError(f'cdr layout: no values for {sorted(missing)}')
-        if n == 0 or not self._fields:
+        if n == 0 or dtype is None:
             return rows
-        dtype = np.dtype({'names': list(self._fields),
-                          'formats': [(f, s) if s else f for f, _, s in self._fields.values()],
-                          'offsets': [o for _, o, _ in self._fields.values()],
-                          'itemsize': self.size})
         records = rows.view(dtype).reshape(n)
         for name, value in values.items():
             records[name] = value
@@ -138,6 +145,22 @@ def stamps(t_ns: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     t = np.asarray(t_ns, dtype=np.int64)
     sec, nanosec = np.divmod(t, _NS)
     return sec, nanosec
+
+
+_LAYOUTS: dict[tuple[Any, ...], Layout] = {}
+
+
+def _layout(key: tuple[Any, ...], build: Callable[[Layout], None]) -> Layout:
+    """The layout ``build`` makes, built once per ``key`` (the message kind and every constant
+    that shapes it: frame ids, names, counts); live publishing packs a few messages at a time."""
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        if len(_LAYOUTS) >= 1024:  # bounded: keys come from a run's topics, frames and beams
+            _LAYOUTS.clear()
+        layout = Layout()
+        build(layout)
+        _LAYOUTS[key] = layout
+    return layout
 
 
 def _header(layout: Layout, frame_id: str) -> None:
@@ -157,8 +180,7 @@ def _rows3(values: ArrayLike, n: int, width: int) -> NDArray[np.float64]:
 
 def clock(t_ns: ArrayLike) -> Rows:
     """rosgraph_msgs/msg/Clock."""
-    layout = Layout()
-    layout.time('clock')
+    layout = _layout(('clock',), lambda lay: lay.time('clock'))
     sec, nanosec = stamps(t_ns)
     return layout.pack(len(sec), clock_sec=sec, clock_nanosec=nanosec)
 
@@ -166,8 +188,7 @@ def clock(t_ns: ArrayLike) -> Rows:
 def float64(data: ArrayLike) -> Rows:
     """std_msgs/msg/Float64."""
     values = np.asarray(data, dtype=np.float64).reshape(-1)
-    layout = Layout()
-    layout.field('data', '<f8')
+    layout = _layout(('float64',), lambda lay: lay.field('data', '<f8'))
     return layout.pack(len(values), data=values)
 
 
@@ -181,9 +202,12 @@ def string(text: str) -> Rows:
 def twist(linear: ArrayLike, angular: ArrayLike) -> Rows:
     """geometry_msgs/msg/Twist from (K, 3) linear and angular velocities."""
     lin = np.asarray(linear, dtype=np.float64).reshape(-1, 3)
-    layout = Layout()
-    layout.field('linear', '<f8', 3)
-    layout.field('angular', '<f8', 3)
+
+    def build(lay: Layout) -> None:
+        lay.field('linear', '<f8', 3)
+        lay.field('angular', '<f8', 3)
+
+    layout = _layout(('twist',), build)
     return layout.pack(len(lin), linear=lin, angular=_rows3(angular, len(lin), 3))
 
 
@@ -195,15 +219,18 @@ def odometry(t_ns: ArrayLike, frame_id: str, child_frame_id: str, position: Arra
     covariances (36,) or (K, 36) (default zeros)."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
     n = len(t)
-    layout = Layout()
-    _header(layout, frame_id)
-    layout.string(child_frame_id)
-    layout.field('position', '<f8', 3)
-    layout.field('orientation', '<f8', 4)
-    layout.field('pose_covariance', '<f8', 36)
-    layout.field('linear', '<f8', 3)
-    layout.field('angular', '<f8', 3)
-    layout.field('twist_covariance', '<f8', 36)
+
+    def build(lay: Layout) -> None:
+        _header(lay, frame_id)
+        lay.string(child_frame_id)
+        lay.field('position', '<f8', 3)
+        lay.field('orientation', '<f8', 4)
+        lay.field('pose_covariance', '<f8', 36)
+        lay.field('linear', '<f8', 3)
+        lay.field('angular', '<f8', 3)
+        lay.field('twist_covariance', '<f8', 36)
+
+    layout = _layout(('odometry', frame_id, child_frame_id), build)
     zeros = np.zeros(36)
     return layout.pack(
         n, **_stamp_values(t), position=_rows3(position, n, 3),
@@ -218,12 +245,15 @@ def tf_message(t_ns: ArrayLike, frame_id: str, child_frame_id: str, translation:
     """tf2_msgs/msg/TFMessage with one TransformStamped: translation (K, 3), rotation (K, 4)."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
     n = len(t)
-    layout = Layout()
-    layout.const('<u4', 1)  # transforms: one element
-    _header(layout, frame_id)
-    layout.string(child_frame_id)
-    layout.field('translation', '<f8', 3)
-    layout.field('rotation', '<f8', 4)
+
+    def build(lay: Layout) -> None:
+        lay.const('<u4', 1)  # transforms: one element
+        _header(lay, frame_id)
+        lay.string(child_frame_id)
+        lay.field('translation', '<f8', 3)
+        lay.field('rotation', '<f8', 4)
+
+    layout = _layout(('tf_message', frame_id, child_frame_id), build)
     return layout.pack(n, **_stamp_values(t), translation=_rows3(translation, n, 3),
                        rotation=_rows3(rotation, n, 4))
 
@@ -258,14 +288,17 @@ def imu(t_ns: ArrayLike, frame_id: str, orientation: ArrayLike, angular_velocity
     covariances (9,) or (K, 9) (default zeros)."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
     n = len(t)
-    layout = Layout()
-    _header(layout, frame_id)
-    layout.field('orientation', '<f8', 4)
-    layout.field('orientation_covariance', '<f8', 9)
-    layout.field('angular_velocity', '<f8', 3)
-    layout.field('angular_velocity_covariance', '<f8', 9)
-    layout.field('linear_acceleration', '<f8', 3)
-    layout.field('linear_acceleration_covariance', '<f8', 9)
+
+    def build(lay: Layout) -> None:
+        _header(lay, frame_id)
+        lay.field('orientation', '<f8', 4)
+        lay.field('orientation_covariance', '<f8', 9)
+        lay.field('angular_velocity', '<f8', 3)
+        lay.field('angular_velocity_covariance', '<f8', 9)
+        lay.field('linear_acceleration', '<f8', 3)
+        lay.field('linear_acceleration_covariance', '<f8', 9)
+
+    layout = _layout(('imu', frame_id), build)
     zeros = np.zeros(9)
 
     def cov(value: ArrayLike | None) -> NDArray[np.float64]:
@@ -285,13 +318,18 @@ def joint_state(t_ns: ArrayLike, frame_id: str, names: Sequence[str], position: 
     """sensor_msgs/msg/JointState: position (K, J); velocity/effort (K, J) or None (empty)."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
     n, j = len(t), len(names)
-    layout = Layout()
-    _header(layout, frame_id)
-    layout.strings(names)
+
+    def build(lay: Layout) -> None:
+        _header(lay, frame_id)
+        lay.strings(names)
+        lay.sequence('position', '<f8', j)
+        for name, value in (('velocity', velocity), ('effort', effort)):
+            lay.sequence(name, '<f8', 0 if value is None else j)
+
+    layout = _layout(('joint_state', frame_id, tuple(names), velocity is None, effort is None),
+                     build)
     values: dict[str, ArrayLike] = {'position': _rows3(position, n, j)}
-    layout.sequence('position', '<f8', j)
     for name, value in (('velocity', velocity), ('effort', effort)):
-        layout.sequence(name, '<f8', 0 if value is None else j)
         if value is not None:
             values[name] = _rows3(value, n, j)
     if j == 0:
@@ -306,18 +344,23 @@ def laser_scan(t_ns: ArrayLike, frame_id: str, angle_min: float, angle_max: floa
     """sensor_msgs/msg/LaserScan: ranges (K, B) (float32), intensities (K, I) or None."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
     r = np.asarray(ranges, dtype=np.float32).reshape(len(t), -1)
-    layout = Layout()
-    _header(layout, frame_id)
-    for value in (angle_min, angle_max, angle_increment, time_increment, scan_time, range_min,
-                  range_max):
-        layout.const('<f4', value)
-    layout.sequence('ranges', '<f4', r.shape[1])
     values: dict[str, ArrayLike] = {'ranges': r} if r.shape[1] else {}
-    if intensities is None:
-        layout.sequence('intensities', '<f4', 0)
-    else:
+    n_inten = 0
+    if intensities is not None:
         inten = np.asarray(intensities, dtype=np.float32).reshape(len(t), -1)
-        layout.sequence('intensities', '<f4', inten.shape[1])
-        if inten.shape[1]:
+        n_inten = inten.shape[1]
+        if n_inten:
             values['intensities'] = inten
+    fan = (angle_min, angle_max, angle_increment, time_increment, scan_time, range_min,
+           range_max)
+
+    def build(lay: Layout) -> None:
+        _header(lay, frame_id)
+        for value in fan:
+            lay.const('<f4', value)
+        lay.sequence('ranges', '<f4', r.shape[1])
+        lay.sequence('intensities', '<f4', n_inten)
+
+    layout = _layout(('laser_scan', frame_id, *(float(v) for v in fan), r.shape[1], n_inten),
+                     build)
     return layout.pack(len(t), **_stamp_values(t), **values)

@@ -1,25 +1,27 @@
 """sim_node: the embedded engine live in ROS 2 (``spawn_rc_car.launch.py backend:=embedded``).
 
-Publishes ``/clock``, ``/odom`` (ground truth), ``/tf`` (odom -> base_link), ``/imu``,
-``/joint_states``, ``/scan_raw`` (ideal) and, with the ``lidar_errors`` parameter, ``/scan``;
-subscribes ``/steering_angle`` and ``/rear_wheel_speed`` (std_msgs/Float64, the mapper outputs)
-and, with ``use_cmd_vel``, ``/cmd_vel`` through the control core's mapper. With ``num_cars`` > 1
-every car has these topics under ``car_<i>/`` and frames ``car_<i>/odom``, ``car_<i>/base_link``,
-``car_<i>/laser``... (as the bags of ``rcsim run --cars``); ``/clock`` and ``/tf`` are shared;
-each lidar sees the other cars and cars collide with each other. A wall-clock (steady)
-timer steps the simulator so that sim time = realtime_factor x wall time; header stamps are sim
-time, so consumers run with ``use_sim_time:=true``. All logic is in :mod:`rc_sim_engine.live` and
+Publishes what ``rcsim run`` writes into its bags, each message at its own simulated time and
+rate: ``/clock``, ``/odom`` (ground truth) and ``/tf`` (odom -> base_link) at ``command_rate``,
+``/imu``, ``/joint_states``, ``/scan_raw`` (ideal) and, with the ``lidar_errors`` parameter,
+``/scan``. Subscribes ``/steering_angle`` and ``/rear_wheel_speed`` (std_msgs/Float64, the mapper
+outputs) and, with ``use_cmd_vel``, ``/cmd_vel`` through the control core's mapper. With
+``num_cars`` > 1 every car has these topics under ``car_<i>/`` and frames ``car_<i>/odom``,
+``car_<i>/base_link``, ``car_<i>/laser``... (as the bags of ``rcsim run --cars``); ``/clock``
+and ``/tf`` are shared; each lidar sees the other cars and cars collide with each other.
+
+Time: a wall-clock (steady) timer steps the simulator so that sim time = ``realtime_factor`` x
+wall time (0: as fast as the machine allows); ``paused`` stops it; in ``lockstep`` mode every
+control period waits for that period's command. Header stamps are sim time, so consumers run with
+``use_sim_time:=true``. All logic is in :mod:`rc_sim_engine.live` and
 :mod:`rc_sim_engine.simulator`; NaN/inf commands are dropped with a throttled warning
-(:mod:`rc_sim_engine.node_inputs`), the last valid command stays.
+(:mod:`rc_sim_engine.node_inputs`), the last valid command stays; contacts are logged.
 """
 
-import array
+import math
 import time
 
-from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Quaternion, TransformStamped, Twist
+from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
-import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -28,29 +30,29 @@ from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import Float64
 from tf2_msgs.msg import TFMessage
 
-from rc_sim_description.frames import yaw_to_quaternion
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 from rc_sim_engine.live import (
     NODE_PARAMETERS,
+    STRETCH_S,
+    TICK_BUDGET_S,
+    LiveOutput,
     LivePacer,
+    LockstepGate,
     build_simulator,
     car_namespaces,
     car_vector,
+    collision_line,
     node_parameter_problem,
 )
 from rc_sim_engine.node_inputs import CommandInputs
-from rc_sim_engine.sensors import JOINT_NAMES
 
-
-def _stamp(t_ns):
-    sec, nanosec = divmod(int(t_ns), 1_000_000_000)
-    return Time(sec=sec, nanosec=nanosec)
-
-
-def _yaw_quaternion(yaw):
-    x, y, z, w = (float(v) for v in yaw_to_quaternion(yaw))
-    return Quaternion(x=x, y=y, z=z, w=w)
+MESSAGE_TYPES = {'rosgraph_msgs/msg/Clock': ClockMsg, 'tf2_msgs/msg/TFMessage': TFMessage,
+                 'nav_msgs/msg/Odometry': Odometry, 'sensor_msgs/msg/Imu': Imu,
+                 'sensor_msgs/msg/JointState': JointState,
+                 'sensor_msgs/msg/LaserScan': LaserScan}
+QOS_DEPTH = 10  # reliable, volatile (as the ros_gz_bridge publishes); /tf deeper, as tf2_ros
+TF_QOS_DEPTH = 100
 
 
 class SimNode(Node):
@@ -64,44 +66,55 @@ class SimNode(Node):
                                            read_only=spec.read_only)
                   for spec in NODE_PARAMETERS}
         self.sim = build_simulator(values)  # RcSimError -> run_node prints one line, exit 2
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._params = self.sim.params[0]
-        sens = self._params.sensors
-        self._scan_fields = {
-            'angle_min': float(sens.lidar_angle_min), 'angle_max': float(sens.lidar_angle_max),
-            'angle_increment': float(sens.lidar_angle_increment), 'time_increment': 0.0,
-            'scan_time': float(1.0 / sens.lidar_update_rate),
-            'range_min': float(sens.lidar_range_min), 'range_max': float(sens.lidar_range_max)}
-        qos = 10
+        self._response = values['collision_response']
+        self._out = LiveOutput(self.sim, bool(values['lidar_errors']))
+        self._pubs = [self.create_publisher(MESSAGE_TYPES[msgtype], name,
+                                            TF_QOS_DEPTH if name == '/tf' else QOS_DEPTH)
+                      for name, msgtype in (self._out.topics[k] for k in self._out.names)]
         self._ns = car_namespaces(self.sim.n)  # '' for one car, car_<i> for several
-        self.pub_clock = self.create_publisher(ClockMsg, '/clock', qos)
-        self.pub_tf = self.create_publisher(TFMessage, '/tf', 100)
-        self.pub_odom = [self.create_publisher(Odometry, _name(ns, 'odom'), qos)
-                         for ns in self._ns]
-        self.pub_imu = [self.create_publisher(Imu, _name(ns, 'imu'), qos) for ns in self._ns]
-        self.pub_joints = [self.create_publisher(JointState, _name(ns, 'joint_states'), qos)
-                           for ns in self._ns]
-        self.pub_scan_raw = [self.create_publisher(LaserScan, _name(ns, 'scan_raw'), qos)
-                             for ns in self._ns]
-        self.pub_scan = ([self.create_publisher(LaserScan, _name(ns, 'scan'), qos)
-                          for ns in self._ns] if values['lidar_errors'] else None)
         self._inputs = [CommandInputs() for _ in self._ns]
         self._mapper_mode = values['mapper_mode']
+        self._cmd_vel = bool(values['use_cmd_vel'])
+        self._gate = (LockstepGate(('cmd_vel',) if self._cmd_vel
+                                   else ('steering_angle', 'rear_wheel_speed'))
+                      if values['lockstep'] else None)
+        if self._gate is not None and self.sim.n > 1:
+            from rc_sim_description.errors import ConfigError
+
+            raise ConfigError('sim_node: lockstep runs one car (num_cars 1)')
+        self._period = 1.0 / float(values['command_rate'])
         for i, ns in enumerate(self._ns):
             self.create_subscription(Float64, _name(ns, 'steering_angle'),
-                                     lambda msg, i=i: self._on_steering(i, msg), qos)
+                                     lambda msg, i=i: self._on_steering(i, msg), QOS_DEPTH)
             self.create_subscription(Float64, _name(ns, 'rear_wheel_speed'),
-                                     lambda msg, i=i: self._on_wheel_speed(i, msg), qos)
-            if values['use_cmd_vel']:
+                                     lambda msg, i=i: self._on_wheel_speed(i, msg), QOS_DEPTH)
+            if self._cmd_vel:
                 self.create_subscription(Twist, _name(ns, 'cmd_vel'),
-                                         lambda msg, i=i: self._on_cmd_vel(i, msg), qos)
-        self._scans_published = 0
-        self._pacer = LivePacer(values['realtime_factor'], time.monotonic())
+                                         lambda msg, i=i: self._on_cmd_vel(i, msg), QOS_DEPTH)
+        self._paused = bool(values['paused'])
+        self._pacer = LivePacer(values['realtime_factor'], time.monotonic(), self.sim.time,
+                                chunk=self._period if self._gate else STRETCH_S)
+        self._started = self._gate is None
+        self._waited = 0.0
+        self._window = (time.monotonic(), self.sim.time)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # /clock comes from us: never wait on it
-        self.create_timer(1.0 / values['publish_rate'], self._on_timer, clock=wall)
+        # as fast as possible: a timer due at once after each callback (the executor takes the
+        # commands in between); else the wall-clock tick (lockstep: start-up and pacing; its
+        # periods are stepped as their commands arrive)
+        free = values['realtime_factor'] == 0.0 and self._gate is None
+        self.create_timer(1e-4 if free else 1.0 / values['publish_rate'], self._on_timer,
+                          clock=wall)
+        if self._gate is None:
+            self.sim.step_to(0.0)  # /clock and the sensors at t = 0
+            self._publish()
+        factor = values['realtime_factor']
         self.get_logger().info(
             f'sim_node: world {self.sim.world.name}, {self.sim.n} car(s), '
-            f'realtime_factor {values["realtime_factor"]:g}')
+            + (f'realtime_factor {factor:g}' if factor > 0 else 'as fast as possible')
+            + (', lockstep (one command per control period of '
+               f'{self._period * 1e3:g} ms)' if self._gate else '')
+            + (', paused' if self._paused else ''))
 
     # ------------------------------------------------------------------ parameters
     def _on_set_parameters(self, params):
@@ -109,14 +122,23 @@ class SimNode(Node):
             problem = node_parameter_problem(p.name, p.value)
             if problem:
                 return SetParametersResult(successful=False, reason=problem)
+        now = time.monotonic()
         for p in params:
             if p.name == 'realtime_factor':
-                self._pacer.set_realtime_factor(p.value, time.monotonic(), self.sim.time)
+                self._pacer.set_realtime_factor(p.value, now, self.sim.time)
+            elif p.name == 'paused':
+                if self._paused and not p.value:  # resume where it stood, no catch-up
+                    self._pacer.set_realtime_factor(self._pacer.realtime_factor, now,
+                                                    self.sim.time)
+                self._paused = bool(p.value)
+                self.get_logger().info(f'{"paused" if self._paused else "resumed"} at '
+                                       f't = {self.sim.time:.3f} s')
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ commands
-    def _dropped(self, line):
-        self.get_logger().warning(line, throttle_duration_sec=1.0)
+    def _dropped(self, i, line):
+        self.get_logger().warning(f'{self._ns[i]}: {line}' if self._ns[i] else line,
+                                  throttle_duration_sec=1.0)
 
     def _command(self, i):
         """Car i's last valid joint commands; the other cars keep theirs (NaN = hold)."""
@@ -127,91 +149,122 @@ class SimNode(Node):
     def _on_steering(self, i, msg):
         line = self._inputs[i].steering(msg.data)
         if line:
-            return self._dropped(f'{self._ns[i]}: {line}' if self._ns[i] else line)
+            return self._dropped(i, line)
+        if self._gate is not None:
+            self._gate.offer('steering_angle', float(msg.data))
+            return self._lockstep()
         self._command(i)
 
     def _on_wheel_speed(self, i, msg):
         line = self._inputs[i].wheel(msg.data)
         if line:
-            return self._dropped(f'{self._ns[i]}: {line}' if self._ns[i] else line)
+            return self._dropped(i, line)
+        if self._gate is not None:
+            self._gate.offer('rear_wheel_speed', float(msg.data))
+            return self._lockstep()
         self._command(i)
 
     def _on_cmd_vel(self, i, msg):
         v, z = float(msg.linear.x), float(msg.angular.z)
         line = self._inputs[i].twist(v, z, self._mapper_mode)
         if line:
-            return self._dropped(f'{self._ns[i]}: {line}' if self._ns[i] else line)
+            return self._dropped(i, line)
+        if self._gate is not None:
+            self._gate.offer('cmd_vel', v, z)
+            return self._lockstep()
         n = self.sim.n
         self.sim.command_twist(car_vector(n, i, v), car_vector(n, i, z))
 
     # ------------------------------------------------------------------ stepping and publishing
     def _on_timer(self):
-        target = self._pacer.target(time.monotonic(), self.sim.time)
-        if target > self.sim.time:
-            self.sim.step_to(target)
-        snap = self.sim.snapshot()
-        stamp = _stamp(snap['t_ns'])
-        self.pub_clock.publish(ClockMsg(clock=stamp))
-        transforms = []
-        for i, ns in enumerate(self._ns):
-            transforms.append(self._publish_car(i, ns, snap, stamp))
-        self.pub_tf.publish(TFMessage(transforms=transforms))
-        if self.sim.scan_count > self._scans_published and self.sim.last_scan_sample:
-            self._scans_published = self.sim.scan_count
-            for i, ns in enumerate(self._ns):
-                self._publish_scan(i, ns, self.sim.last_scan_sample)
+        if self._paused:
+            return
+        if self._gate is not None:
+            return self._lockstep()
+        start = time.monotonic()
+        factor = self._pacer.realtime_factor
+        target = self._pacer.target(start, self.sim.time) if factor > 0 else math.inf
+        piece = STRETCH_S * max(1.0, factor) if factor > 0 else 5 * STRETCH_S
+        while self.sim.time < target - 0.5 * self.sim.config.dt:
+            self.sim.step_to(min(target, self.sim.time + piece))
+            self._publish()
+            if time.monotonic() - start > TICK_BUDGET_S:
+                break  # let the executor take the commands that came meanwhile
+        self._report_rate()
 
-    def _publish_car(self, i, ns, snap, stamp):
-        """Odometry, IMU and joint states of car i; returns its odom -> base_link transform."""
-        x, y, yaw = float(snap['x'][i]), float(snap['y'][i]), float(snap['yaw'][i])
-        odom = Odometry()
-        odom.header.stamp = stamp
-        odom.header.frame_id = _name(ns, 'odom')
-        odom.child_frame_id = _name(ns, 'base_link')
-        odom.pose.pose.position.x = x
-        odom.pose.pose.position.y = y
-        odom.pose.pose.orientation = _yaw_quaternion(yaw)
-        odom.twist.twist.linear.x = float(snap['vx'][i])
-        odom.twist.twist.linear.y = float(snap['vy'][i])
-        odom.twist.twist.angular.z = float(snap['yaw_rate'][i])
-        self.pub_odom[i].publish(odom)
-        tf = TransformStamped()
-        tf.header.stamp = stamp
-        tf.header.frame_id = _name(ns, 'odom')
-        tf.child_frame_id = _name(ns, 'base_link')
-        tf.transform.translation.x = x
-        tf.transform.translation.y = y
-        tf.transform.rotation = _yaw_quaternion(yaw)
-        imu = Imu()
-        imu.header.stamp = stamp
-        imu.header.frame_id = _name(ns, 'imu_link')
-        imu.orientation = _yaw_quaternion(yaw)
-        imu.angular_velocity.z = float(snap['yaw_rate'][i])
-        imu.linear_acceleration.x = float(snap['fx'][i])
-        imu.linear_acceleration.y = float(snap['fy'][i])
-        imu.linear_acceleration.z = float(snap['fz'][i])
-        self.pub_imu[i].publish(imu)
-        joints = JointState()
-        joints.header.stamp = stamp
-        joints.name = list(JOINT_NAMES)
-        joints.position = [float(v) for v in snap['position'][i]]
-        joints.velocity = [float(v) for v in snap['velocity'][i]]
-        self.pub_joints[i].publish(joints)
-        return tf
+    def _lockstep(self):
+        """One control period per command, in order; paced by realtime_factor when > 0."""
+        if not self._started:
+            if not self._ready_for_lockstep():
+                return
+            self._started = True
+            self.get_logger().info('lockstep: controller found, running')
+        start = time.monotonic()
+        while time.monotonic() - start < TICK_BUDGET_S:
+            target = self._pacer.target(time.monotonic(), self.sim.time)
+            if self.sim.time + self._period > target + 0.5 * self.sim.config.dt:
+                return  # paced: not yet due
+            command = self._gate.take()
+            if command is None:
+                self._waiting(start)
+                return
+            self._waited = 0.0
+            if self._cmd_vel:
+                self.sim.command_twist(*command['cmd_vel'])
+            else:
+                self.sim.command(command['steering_angle'][0], command['rear_wheel_speed'][0])
+            self.sim.step_to(self.sim.time + self._period)
+            self._publish()
+        if self._gate.backlog() > 2:
+            self.get_logger().warning(
+                f'lockstep: {self._gate.backlog()} periods of commands queued: the controller '
+                'sends more than one command per control period', throttle_duration_sec=5.0)
 
-    def _publish_scan(self, i, ns, sample):
-        raw = sample.get('raw', sample['ranges'])
-        self.pub_scan_raw[i].publish(self._scan_msg(int(sample['t_ns']), raw[i], ns))
-        if self.pub_scan is not None and not bool(sample['lost'][i]):
-            self.pub_scan[i].publish(self._scan_msg(int(sample['stamp_ns'][i]),
-                                                    sample['ranges'][i], ns))
+    def _ready_for_lockstep(self):
+        """Start once a controller publishes commands and someone reads odom (a message sent
+        before that would be lost, and the controller would wait for it forever); then publish
+        the state at the start time, the controller's cue for the first period."""
+        inputs = ('cmd_vel',) if self._cmd_vel else ('steering_angle', 'rear_wheel_speed')
+        ready = (all(self.count_publishers(self.resolve_topic_name(t)) > 0 for t in inputs)
+                 and self.count_subscribers(self.resolve_topic_name('odom')) > 0)
+        if ready:
+            self.sim.step_to(self.sim.time)
+            self._publish()
+        else:
+            self.get_logger().info(f'lockstep: waiting for a publisher of {", ".join(inputs)} '
+                                   'and a subscriber of odom', throttle_duration_sec=5.0)
+        return ready
 
-    def _scan_msg(self, t_ns, ranges, ns):
-        msg = LaserScan(**self._scan_fields)
-        msg.header.stamp = _stamp(t_ns)
-        msg.header.frame_id = _name(ns, 'laser')
-        msg.ranges = array.array('f', np.asarray(ranges, dtype=np.float32).tobytes())
-        return msg
+    def _waiting(self, start):
+        self._waited += time.monotonic() - start
+        self.get_logger().info(
+            f'lockstep: waiting for the command of the period at t = {self.sim.time:.3f} s',
+            throttle_duration_sec=5.0)
+
+    def _publish(self):
+        """Every message due since the last call, in time order; contacts logged."""
+        topics, data = self._out.take()
+        pubs = self._pubs
+        for k, raw in zip(topics, data):
+            pubs[k].publish(raw)
+        if self.sim.collisions:
+            for event in self.sim.collisions:
+                self.get_logger().warning(collision_line(event, self._ns, self._response),
+                                          throttle_duration_sec=1.0)
+            self.sim.collisions.clear()
+
+    def _report_rate(self):
+        now = time.monotonic()
+        wall0, sim0 = self._window
+        if now - wall0 < 5.0:
+            return
+        self._window = (now, self.sim.time)
+        achieved = self._pacer.achieved(now - wall0, self.sim.time - sim0)
+        factor = self._pacer.realtime_factor
+        if factor > 0 and achieved < 0.9 * factor:
+            self.get_logger().warning(
+                f'running at {achieved:.3g}x real time, below the requested realtime_factor '
+                f'{factor:g} (this machine cannot go faster)', throttle_duration_sec=30.0)
 
 
 def _name(ns, name):
