@@ -10,7 +10,7 @@ folder, removed at the end, and removes the Fast DDS shared-memory files its pro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 import os
 from pathlib import Path
 import shutil
@@ -65,11 +65,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if not isinstance(folder, Path):
         return
     new = _fastdds_files() - set(_SESSION.get('shm_before') or ())  # type: ignore[arg-type]
-    if new and shutil.which('fastdds'):
+    if new and shutil.which('fastdds'):  # removes only files no running process holds
+        before = _fastdds_files()
         subprocess.run(['fastdds', 'shm', 'clean'], capture_output=True, check=False, timeout=60)
-        left = _fastdds_files() - set(_SESSION.get('shm_before') or ())  # type: ignore[arg-type]
-        print(f'\nlive ROS 2 session: {len(new) - len(left)} stale Fast DDS file(s) removed from '
-              f'/dev/shm, {len(left)} still held by running processes', file=sys.stderr)
+        removed = len(before - _fastdds_files())
+        print(f'\nlive ROS 2 session: fastdds shm clean removed {removed} stale file(s) from '
+              '/dev/shm', file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -85,3 +86,23 @@ def ros(request: pytest.FixtureRequest) -> Iterator[LiveRos]:
         yield world
     finally:
         world.close()
+
+
+@pytest.fixture
+def ros_factory(request: pytest.FixtureRequest) -> Iterator[Callable[[], LiveRos]]:
+    """Make more ROS worlds in one test (each its own domain); all ended afterwards."""
+    base = _SESSION['folder']
+    assert isinstance(base, Path)
+    made: list[LiveRos] = []
+
+    def make() -> LiveRos:
+        folder = Path(tempfile.mkdtemp(prefix=request.node.name[:40].replace('/', '_') + '_',
+                                       dir=base / 'tests'))
+        made.append(LiveRos(folder, _SESSION['env']))  # type: ignore[arg-type]
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for world in made:
+            world.close()

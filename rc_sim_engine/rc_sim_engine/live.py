@@ -33,7 +33,7 @@ from rc_sim_engine.simulator import SimConfig, Simulator
 
 __all__ = ['COMMAND_TOPICS', 'NODE_PARAMETERS', 'LiveOutput', 'LivePacer', 'LockstepGate',
            'build_simulator', 'car_namespaces', 'car_vector', 'collision_line',
-           'node_parameter_problem', 'output_topics']
+           'lockstep_waits_for', 'node_parameter_problem', 'output_topics']
 
 #: The most wall-clock time one timer callback spends stepping [s] before it lets the executor
 #: take the commands that arrived meanwhile (the next callback goes on where it stopped).
@@ -286,3 +286,30 @@ class LockstepGate:
         """Periods' worth of commands queued beyond the next one (> 0: the controller answers
         more than once per period)."""
         return max(0, min(len(q) for q in self.queues.values()) - 1)
+
+
+def lockstep_waits_for(publishers: dict[str, set[str]], publishers_matched: dict[str, int],
+                       readers: dict[str, set[str]],
+                       readers_matched: dict[str, int]) -> str | None:
+    """What a lockstep run still waits for before its first period (None: nothing).
+
+    ``publishers``: command topic -> the nodes publishing it (graph), ``publishers_matched``:
+    how many of them the node's subscription matched; ``readers``: output topic -> the nodes
+    subscribing it, ``readers_matched``: how many the node's publisher matched. The run starts
+    when every command topic has a publisher, every one of them is matched, and every
+    controller (command publisher) reads one of the outputs through a matched subscription:
+    a message sent earlier would be lost, and the controller would wait for it forever.
+    """
+    for topic, nodes in publishers.items():
+        if not nodes:
+            return f'a publisher of {topic}'
+        if publishers_matched.get(topic, 0) < len(nodes):
+            return f'the publishers of {topic} to connect'
+    for node in sorted(set().union(*publishers.values())):
+        read = [t for t, nodes in readers.items() if node in nodes]
+        if not read:
+            return f'{node} to subscribe to one of ' + ', '.join(sorted(readers))
+        for topic in read:
+            if readers_matched.get(topic, 0) < len(readers[topic]):
+                return f'the subscribers of {topic} to connect'
+    return None

@@ -9,10 +9,11 @@ other topic or later valid messages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import time
 
 from rc_sim_control.node_checks import DropCounter, finite_problem, twist_problem
 
-__all__ = ['CommandInputs']
+__all__ = ['CommandInputs', 'Throttle']
 
 
 @dataclass
@@ -43,3 +44,21 @@ class CommandInputs:
         """Check a ``cmd_vel`` message read in mapper ``mode``; the log line when dropped."""
         reason = twist_problem(linear_x, angular_z, mode)
         return self.drops.drop('cmd_vel', reason) if reason else None
+
+
+@dataclass
+class Throttle:
+    """At most one log line per ``period_s`` per key (e.g. per topic): a flood of bad messages
+    on one topic never hides the first bad message of another (rclpy's own throttle is per
+    call site)."""
+
+    period_s: float = 1.0
+    last: dict[str, float] = field(default_factory=dict)
+
+    def due(self, key: str, now: float | None = None) -> bool:
+        """True when a line for ``key`` may be logged now (and remember that it was)."""
+        now = time.monotonic() if now is None else now
+        if now - self.last.get(key, -float('inf')) < self.period_s:
+            return False
+        self.last[key] = now
+        return True

@@ -43,16 +43,21 @@ from rc_sim_engine.live import (
     car_namespaces,
     car_vector,
     collision_line,
+    lockstep_waits_for,
     node_parameter_problem,
 )
-from rc_sim_engine.node_inputs import CommandInputs
+from rc_sim_engine.node_inputs import CommandInputs, Throttle
 
 MESSAGE_TYPES = {'rosgraph_msgs/msg/Clock': ClockMsg, 'tf2_msgs/msg/TFMessage': TFMessage,
                  'nav_msgs/msg/Odometry': Odometry, 'sensor_msgs/msg/Imu': Imu,
                  'sensor_msgs/msg/JointState': JointState,
                  'sensor_msgs/msg/LaserScan': LaserScan}
-QOS_DEPTH = 10  # reliable, volatile (as the ros_gz_bridge publishes); /tf deeper, as tf2_ros
-TF_QOS_DEPTH = 100
+QOS_DEPTH = 10  # commands in: reliable, volatile (as the ros_gz_bridge subscribes)
+# out: reliable, volatile, deep enough for a burst: a time-compressed run publishes up to
+# BURST_S of sim time at once (25 /clock and IMU messages, 10 scans), and a KEEP_LAST writer
+# would drop what a reader has not acknowledged yet
+OUT_QOS_DEPTH = 100
+BURST_S = 0.25
 
 
 class SimNode(Node):
@@ -68,11 +73,11 @@ class SimNode(Node):
         self.sim = build_simulator(values)  # RcSimError -> run_node prints one line, exit 2
         self._response = values['collision_response']
         self._out = LiveOutput(self.sim, bool(values['lidar_errors']))
-        self._pubs = [self.create_publisher(MESSAGE_TYPES[msgtype], name,
-                                            TF_QOS_DEPTH if name == '/tf' else QOS_DEPTH)
+        self._pubs = [self.create_publisher(MESSAGE_TYPES[msgtype], name, OUT_QOS_DEPTH)
                       for name, msgtype in (self._out.topics[k] for k in self._out.names)]
         self._ns = car_namespaces(self.sim.n)  # '' for one car, car_<i> for several
         self._inputs = [CommandInputs() for _ in self._ns]
+        self._throttle = Throttle()
         self._mapper_mode = values['mapper_mode']
         self._cmd_vel = bool(values['use_cmd_vel'])
         self._gate = (LockstepGate(('cmd_vel',) if self._cmd_vel
@@ -83,14 +88,21 @@ class SimNode(Node):
 
             raise ConfigError('sim_node: lockstep runs one car (num_cars 1)')
         self._period = 1.0 / float(values['command_rate'])
+        self._command_subs = {}  # the lockstep inputs' subscriptions by resolved topic
         for i, ns in enumerate(self._ns):
-            self.create_subscription(Float64, _name(ns, 'steering_angle'),
-                                     lambda msg, i=i: self._on_steering(i, msg), QOS_DEPTH)
-            self.create_subscription(Float64, _name(ns, 'rear_wheel_speed'),
-                                     lambda msg, i=i: self._on_wheel_speed(i, msg), QOS_DEPTH)
+            subs = {'steering_angle': self.create_subscription(
+                        Float64, _name(ns, 'steering_angle'),
+                        lambda msg, i=i: self._on_steering(i, msg), QOS_DEPTH),
+                    'rear_wheel_speed': self.create_subscription(
+                        Float64, _name(ns, 'rear_wheel_speed'),
+                        lambda msg, i=i: self._on_wheel_speed(i, msg), QOS_DEPTH)}
             if self._cmd_vel:
-                self.create_subscription(Twist, _name(ns, 'cmd_vel'),
-                                         lambda msg, i=i: self._on_cmd_vel(i, msg), QOS_DEPTH)
+                subs['cmd_vel'] = self.create_subscription(
+                    Twist, _name(ns, 'cmd_vel'), lambda msg, i=i: self._on_cmd_vel(i, msg),
+                    QOS_DEPTH)
+            if self._gate is not None:
+                self._command_subs = {subs[name].topic_name: subs[name]
+                                      for name in self._gate.inputs}
         self._paused = bool(values['paused'])
         self._pacer = LivePacer(values['realtime_factor'], time.monotonic(), self.sim.time,
                                 chunk=self._period if self._gate else STRETCH_S)
@@ -136,9 +148,10 @@ class SimNode(Node):
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ commands
-    def _dropped(self, i, line):
-        self.get_logger().warning(f'{self._ns[i]}: {line}' if self._ns[i] else line,
-                                  throttle_duration_sec=1.0)
+    def _dropped(self, i, topic, line):
+        """One warning per second and topic (the line counts the drops)."""
+        if self._throttle.due(f'{self._ns[i]}/{topic}'):
+            self.get_logger().warning(f'{self._ns[i]}: {line}' if self._ns[i] else line)
 
     def _command(self, i):
         """Car i's last valid joint commands; the other cars keep theirs (NaN = hold)."""
@@ -149,7 +162,7 @@ class SimNode(Node):
     def _on_steering(self, i, msg):
         line = self._inputs[i].steering(msg.data)
         if line:
-            return self._dropped(i, line)
+            return self._dropped(i, 'steering_angle', line)
         if self._gate is not None:
             self._gate.offer('steering_angle', float(msg.data))
             return self._lockstep()
@@ -158,7 +171,7 @@ class SimNode(Node):
     def _on_wheel_speed(self, i, msg):
         line = self._inputs[i].wheel(msg.data)
         if line:
-            return self._dropped(i, line)
+            return self._dropped(i, 'rear_wheel_speed', line)
         if self._gate is not None:
             self._gate.offer('rear_wheel_speed', float(msg.data))
             return self._lockstep()
@@ -168,7 +181,7 @@ class SimNode(Node):
         v, z = float(msg.linear.x), float(msg.angular.z)
         line = self._inputs[i].twist(v, z, self._mapper_mode)
         if line:
-            return self._dropped(i, line)
+            return self._dropped(i, 'cmd_vel', line)
         if self._gate is not None:
             self._gate.offer('cmd_vel', v, z)
             return self._lockstep()
@@ -184,7 +197,7 @@ class SimNode(Node):
         start = time.monotonic()
         factor = self._pacer.realtime_factor
         target = self._pacer.target(start, self.sim.time) if factor > 0 else math.inf
-        piece = STRETCH_S * max(1.0, factor) if factor > 0 else 5 * STRETCH_S
+        piece = min(STRETCH_S * max(1.0, factor), BURST_S)
         while self.sim.time < target - 0.5 * self.sim.config.dt:
             self.sim.step_to(min(target, self.sim.time + piece))
             self._publish()
@@ -221,19 +234,26 @@ class SimNode(Node):
                 'sends more than one command per control period', throttle_duration_sec=5.0)
 
     def _ready_for_lockstep(self):
-        """Start once a controller publishes commands and someone reads odom (a message sent
-        before that would be lost, and the controller would wait for it forever); then publish
-        the state at the start time, the controller's cue for the first period."""
-        inputs = ('cmd_vel',) if self._cmd_vel else ('steering_angle', 'rear_wheel_speed')
-        ready = (all(self.count_publishers(self.resolve_topic_name(t)) > 0 for t in inputs)
-                 and self.count_subscribers(self.resolve_topic_name('odom')) > 0)
-        if ready:
-            self.sim.step_to(self.sim.time)
-            self._publish()
-        else:
-            self.get_logger().info(f'lockstep: waiting for a publisher of {", ".join(inputs)} '
-                                   'and a subscriber of odom', throttle_duration_sec=5.0)
-        return ready
+        """Start once the controller is connected both ways (:func:`lockstep_waits_for`), then
+        publish the state at the start time: the controller's cue for the first period."""
+        def nodes(infos):
+            return {f'{i.node_namespace.rstrip("/")}/{i.node_name}' for i in infos}
+
+        publishers, publishers_matched = {}, {}
+        for topic, sub in self._command_subs.items():
+            publishers[topic] = nodes(self.get_publishers_info_by_topic(topic))
+            publishers_matched[topic] = sub.get_publisher_count()
+        readers, readers_matched = {}, {}
+        for pub in self._pubs:
+            readers[pub.topic_name] = nodes(self.get_subscriptions_info_by_topic(pub.topic_name))
+            readers_matched[pub.topic_name] = pub.get_subscription_count()
+        missing = lockstep_waits_for(publishers, publishers_matched, readers, readers_matched)
+        if missing is not None:
+            self.get_logger().info(f'lockstep: waiting for {missing}', throttle_duration_sec=5.0)
+            return False
+        self.sim.step_to(self.sim.time)
+        self._publish()
+        return True
 
     def _waiting(self, start):
         self._waited += time.monotonic() - start
