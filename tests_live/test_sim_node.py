@@ -33,6 +33,12 @@ NODES = Path(__file__).resolve().parent / 'nodes'
 VEHICLE = load_vehicle_params()
 
 
+def param_set(ros: LiveRos, node: str, name: str, value: str, check: bool = True):
+    """``ros2 param set`` as a user types it (no daemon; spin long enough to find the node)."""
+    return ros.cli('param', 'set', node, name, value, '--no-daemon', '--spin-time', '5',
+                   check=check)
+
+
 def stamp_ns(msg) -> int:
     if hasattr(msg, 'transforms'):
         msg = msg.transforms[0]
@@ -133,20 +139,19 @@ def test_realtime_factor_set_live_and_pause_resume(ros: LiveRos) -> None:
     node = ros.run('rc_sim_engine', 'sim_node', {'world': 'flat_track', 'realtime_factor': 1.0})
     achieved, _ = measure(ros, 2.0)
     assert achieved == pytest.approx(1.0, rel=0.2)
-    ros.cli('param', 'set', '/sim_node', 'realtime_factor', '8.0', '--no-daemon')
+    param_set(ros, '/sim_node', 'realtime_factor', '8.0')
     achieved, _ = measure(ros, 2.0)
     assert achieved == pytest.approx(8.0, rel=0.25)
-    refused = ros.cli('param', 'set', '/sim_node', 'realtime_factor', '-2.0', '--no-daemon',
-                      check=False)
+    refused = param_set(ros, '/sim_node', 'realtime_factor', '-2.0', check=False)
     assert 'realtime_factor' in refused.stdout + refused.stderr
     clock = ros.probe.subscribe(Clock, '/clock', DEEP)
-    ros.cli('param', 'set', '/sim_node', 'paused', 'true', '--no-daemon')
+    param_set(ros, '/sim_node', 'paused', 'true')
     node.wait_output('paused at t =')
     time.sleep(0.5)
     clock.clear()
     time.sleep(1.5)
     assert len(clock) == 0  # /clock stands still
-    ros.cli('param', 'set', '/sim_node', 'paused', 'false', '--no-daemon')
+    param_set(ros, '/sim_node', 'paused', 'false')
     got = clock.wait(20, timeout=20)
     out = node.wait_output('resumed at t =')
     paused_at = float(out.split('paused at t = ')[-1].split(' s')[0])

@@ -54,10 +54,10 @@ MESSAGE_TYPES = {'rosgraph_msgs/msg/Clock': ClockMsg, 'tf2_msgs/msg/TFMessage': 
                  'sensor_msgs/msg/LaserScan': LaserScan}
 QOS_DEPTH = 10  # commands in: reliable, volatile (as the ros_gz_bridge subscribes)
 # out: reliable, volatile, deep enough for a burst: a time-compressed run publishes up to
-# BURST_S of sim time at once (25 /clock and IMU messages, 10 scans), and a KEEP_LAST writer
+# BURST_S of sim time at once (50 /clock and IMU messages, 20 scans), and a KEEP_LAST writer
 # would drop what a reader has not acknowledged yet
 OUT_QOS_DEPTH = 100
-BURST_S = 0.25
+BURST_S = 0.5
 
 
 class SimNode(Node):
