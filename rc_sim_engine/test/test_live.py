@@ -20,9 +20,11 @@ from rc_sim_engine.live import (
     car_namespaces,
     car_vector,
     collision_line,
+    lockstep_waits_for,
     node_parameter_problem,
     output_topics,
 )
+from rc_sim_engine.node_inputs import Throttle
 from rc_sim_engine.sim_config import CollisionEvent
 
 
@@ -142,6 +144,32 @@ def test_lockstep_gate_takes_one_command_per_period_in_order() -> None:
     twist = LockstepGate(('cmd_vel',))
     twist.offer('cmd_vel', 0.5, -0.1)
     assert twist.take() == {'cmd_vel': (0.5, -0.1)}
+
+
+def test_lockstep_starts_only_when_the_controller_is_connected_both_ways() -> None:
+    outputs = {'/odom': set(), '/clock': set(), '/scan_raw': set()}
+    none = dict.fromkeys(outputs, 0)
+    assert lockstep_waits_for({'/cmd_vel': set()}, {}, outputs, none) == 'a publisher of /cmd_vel'
+    ctl = {'/cmd_vel': {'/lane'}}
+    assert lockstep_waits_for(ctl, {'/cmd_vel': 0}, outputs, none) == (
+        'the publishers of /cmd_vel to connect')
+    assert lockstep_waits_for(ctl, {'/cmd_vel': 1}, outputs, none).startswith(
+        '/lane to subscribe to one of')
+    reads = {**outputs, '/odom': {'/lane', '/probe'}}
+    assert lockstep_waits_for(ctl, {'/cmd_vel': 1}, reads, {**none, '/odom': 1}) == (
+        'the subscribers of /odom to connect')  # the probe matched, the controller not yet
+    assert lockstep_waits_for(ctl, {'/cmd_vel': 1}, reads, {**none, '/odom': 2}) is None
+    pair = {'/steering_angle': {'/c'}, '/rear_wheel_speed': set()}
+    assert lockstep_waits_for(pair, {'/steering_angle': 1}, reads, none) == (
+        'a publisher of /rear_wheel_speed')
+
+
+def test_throttle_is_per_key() -> None:
+    throttle = Throttle(period_s=1.0)
+    assert throttle.due('cmd_vel', now=10.0)
+    assert not throttle.due('cmd_vel', now=10.5)
+    assert throttle.due('steering_angle', now=10.5)  # a flood on one topic hides no other
+    assert throttle.due('cmd_vel', now=11.0)
 
 
 def test_collision_line_names_the_car_the_obstacle_and_the_response() -> None:
