@@ -102,8 +102,8 @@ class BridgeState:
     """``rear_wheel_speed_bridge`` state: last steering angle and wheel speed, republished.
 
     Non-finite inputs are rejected (counted, state unchanged). The wheel speed falls to 0 when no
-    wheel-speed input arrived for ``config.command_timeout`` s (or none yet); the steering angle
-    is held (a servo keeps its position).
+    wheel-speed input arrived for ``config.command_timeout`` s (or none yet, or the clock went
+    back before the last one); the steering angle is held (a servo keeps its position).
     """
 
     def __init__(self, config: MapperConfig) -> None:
@@ -131,8 +131,11 @@ class BridgeState:
         return True
 
     def timed_out(self, t: float) -> bool:
-        """No wheel speed for more than ``command_timeout`` s before ``t`` (or none yet)."""
-        return self._speed_t is None or t - self._speed_t > self.config.command_timeout
+        """No wheel speed for more than ``command_timeout`` s before ``t`` (or none yet, or
+        ``t`` before the last one: the clock jumped back, the age of the command is unknown)."""
+        if self._speed_t is None:
+            return True
+        return not 0.0 <= t - self._speed_t <= self.config.command_timeout
 
     def commands(self, t: float) -> JointCommands:
         """Joint commands to publish at ``t`` (:func:`joint_commands` of the held values)."""

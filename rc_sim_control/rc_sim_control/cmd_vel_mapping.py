@@ -230,8 +230,9 @@ class CommandMapper:
       :func:`map_sequence`), so the output still converges to it through the rate limit;
     * NaN/inf input is rejected: :meth:`update` returns None, ``rejected_count`` grows, and the
       state (target, last input time) is unchanged, so nothing is published;
-    * command timeout: with no accepted input for ``command_timeout`` s, :meth:`timeout` /
-      :meth:`step` return the stop command (wheel speed 0, steering angle held).
+    * command timeout: with no accepted input for ``command_timeout`` s (or a clock that went
+      back before the last input), :meth:`timeout` / :meth:`step` return the stop command
+      (wheel speed 0, steering angle held).
     """
 
     def __init__(self, config: MapperConfig, initial_steering_angle: float = 0.0) -> None:
@@ -292,10 +293,13 @@ class CommandMapper:
         return self._emit(out, float(t), stopped=False)
 
     def timed_out(self, t: float) -> bool:
-        """True when no input was accepted for more than ``command_timeout`` s before ``t``."""
+        """True when no input was accepted for more than ``command_timeout`` s before ``t``, or
+        ``t`` is before the last accepted input: after a clock jump back (a simulation reset)
+        the time since the last command is unknown, so the watchdog stops the car instead of
+        waiting until the clock is back at the old time."""
         if self._last_input_t is None:
             return True
-        return t - self._last_input_t > self.config.command_timeout
+        return not 0.0 <= t - self._last_input_t <= self.config.command_timeout
 
     def timeout(self, t: float) -> MappedCommand | None:
         """The stop command when timed out at ``t`` (see :meth:`timed_out`), else None."""

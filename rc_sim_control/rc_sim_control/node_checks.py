@@ -3,8 +3,10 @@
 Every node passes each incoming message through one of these checks before it reaches the core:
 a problem (a NaN or infinite field, a zero quaternion, names and positions of different lengths,
 an encoder jump no wheel can make) is returned as a one-line reason, the node drops the message
-and logs :meth:`DropCounter.drop` (throttled, with the count so far) and keeps running. Parameter
-changes are validated by :mod:`rc_sim_control.node_params` (rejected with their reason).
+and logs :meth:`DropCounter.drop` (throttled, with the count so far) and keeps running; a node
+with several inputs throttles per topic with :meth:`DropCounter.report`, so a flood on one topic
+never hides bad input on another. Parameter changes are validated by
+:mod:`rc_sim_control.node_params` (rejected with their reason).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 import math
 
 __all__ = [
+    'DROP_LOG_PERIOD',
     'MAX_ODOM_POSITION',
     'DropCounter',
     'EncoderGuard',
@@ -27,17 +30,35 @@ __all__ = [
 MAX_ODOM_POSITION = 1e6
 
 
+#: Default period [s] of the per-topic warning throttle of :meth:`DropCounter.report`.
+DROP_LOG_PERIOD = 1.0
+
+
 @dataclass
 class DropCounter:
     """Counts dropped messages per topic and words the log line of each drop."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    _reported_at: dict[str, float] = field(default_factory=dict, init=False, repr=False,
+                                           compare=False)
 
     def drop(self, topic: str, reason: str) -> str:
         """Count one dropped ``topic`` message; the log line ``dropped <topic> message: ...``."""
         n = self.counts.get(topic, 0) + 1
         self.counts[topic] = n
         return f'dropped {topic} message: {reason} ({n} dropped so far)'
+
+    def report(self, topic: str, reason: str, now_s: float,
+               period_s: float = DROP_LOG_PERIOD) -> str | None:
+        """Count one dropped ``topic`` message; its log line (as :meth:`drop`) unless a line
+        of the same topic was returned less than ``period_s`` before ``now_s`` [s, monotonic],
+        else None. The throttle is per topic: one line per topic and period at most."""
+        line = self.drop(topic, reason)
+        last = self._reported_at.get(topic)
+        if last is not None and 0.0 <= now_s - last < period_s:
+            return None
+        self._reported_at[topic] = now_s
+        return line
 
     @property
     def total(self) -> int:

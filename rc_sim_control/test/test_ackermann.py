@@ -11,6 +11,7 @@ import pytest
 
 from rc_sim_control.ackermann import (
     MAPPER_MODES,
+    BridgeState,
     CommandMapper,
     MapperConfig,
     ackermann_split,
@@ -284,6 +285,28 @@ def test_command_timeout_stops_and_holds_steering() -> None:
     assert stop.steering_angle == pytest.approx(0.2)
     resumed = m.update(1.0, 0.2, 2.0)
     assert resumed is not None and not resumed.stopped
+
+
+def test_command_timeout_after_a_clock_jump_back() -> None:
+    """A clock that went back before the last command (simulation reset) times out at once:
+    the live test (tests_live/test_control_mapper.py) found the mapper driving on until the
+    clock was back at the old time. The bridge state does the same for its wheel speed."""
+    m = CommandMapper(cfg('steering_angle', command_timeout=0.5))
+    m.update(1.0, 0.2, 100.0)
+    assert not m.timed_out(100.3)
+    assert m.timed_out(1.0) and m.timed_out(99.99)
+    stop = m.step(1.0)
+    assert stop.stopped and stop.wheel_speed == 0.0 and stop.steering_angle == pytest.approx(0.2)
+    resumed = m.update(1.0, 0.1, 1.02)  # a command after the jump counts from its new time
+    assert resumed is not None and not m.timed_out(1.5) and m.timed_out(1.53)
+    bridge = BridgeState(cfg('steering_angle', command_timeout=0.5))
+    bridge.set_steering_angle(0.1)
+    bridge.set_wheel_speed(20.0, 100.0)
+    assert bridge.commands(100.4).rear_left_wheel == 20.0
+    assert bridge.timed_out(2.0) and bridge.commands(2.0).rear_right_wheel == 0.0
+    assert bridge.commands(2.0).front_left_steering > 0.1  # the hinges keep their angle
+    bridge.set_wheel_speed(-5.0, 2.1)
+    assert bridge.commands(2.5).rear_left_wheel == -5.0
 
 
 def test_yaw_rate_mode_holds_last_steering_at_standstill() -> None:

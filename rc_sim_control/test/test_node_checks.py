@@ -32,6 +32,26 @@ def test_drop_counter_counts_per_topic_in_one_line() -> None:
     assert drops.counts == {'cmd_vel': 2, 'odom': 1} and drops.total == 3
 
 
+def test_drop_counter_report_throttles_per_topic() -> None:
+    """One line per topic and period: a flood on cmd_vel does not hide ackermann_cmd (the live
+    test tests_live/test_control_mapper.py found the nodes sharing one rclpy throttle)."""
+    drops = DropCounter()
+    assert drops.report('cmd_vel', 'linear.x is nan', 10.0) == \
+        'dropped cmd_vel message: linear.x is nan (1 dropped so far)'
+    assert all(drops.report('cmd_vel', 'linear.x is nan', 10.0 + k * 0.01) is None
+               for k in range(1, 99))
+    line = drops.report('ackermann_cmd', 'drive.speed is inf', 10.5)
+    assert line == 'dropped ackermann_cmd message: drive.speed is inf (1 dropped so far)'
+    assert drops.report('cmd_vel', 'angular.z is inf', 10.999) is None
+    assert drops.report('cmd_vel', 'angular.z is inf', 11.0) == \
+        'dropped cmd_vel message: angular.z is inf (101 dropped so far)'
+    assert drops.report('ackermann_cmd', 'x', 11.2) is None
+    assert drops.report('ackermann_cmd', 'x', 11.6, period_s=0.5) is not None
+    # a clock that went backwards does not silence a topic for ever
+    assert drops.report('cmd_vel', 'y', 3.0) is not None
+    assert drops.counts == {'cmd_vel': 102, 'ackermann_cmd': 3} and drops.total == 105
+
+
 @pytest.mark.parametrize(('fields', 'reason'), [
     ({'a': 1.0, 'b': NAN}, 'b is nan'),
     ({'a': INF}, 'a is inf'),

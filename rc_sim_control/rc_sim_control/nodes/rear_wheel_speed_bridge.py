@@ -11,6 +11,7 @@ throttled warning naming the topic and the count (:mod:`rc_sim_control.node_chec
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rclpy.node import Node
@@ -55,7 +56,9 @@ class RearWheelSpeedBridge(Node):
 
     def _rejected(self, topic: str, value: float) -> None:
         reason = finite_problem(data=value) or 'clock not finite'
-        self.get_logger().warning(self._drops.drop(topic, reason), throttle_duration_sec=1.0)
+        line = self._drops.report(topic, reason, time.monotonic())
+        if line:  # throttled per topic
+            self.get_logger().warning(line)
 
     def _on_steering(self, msg: Float64) -> None:
         assert self._state is not None

@@ -6,7 +6,10 @@ sequence: a YAML file (``sequence_file``, :mod:`rc_sim_control.commands` format,
 line, circle_left, circle_right, two_circles, steering_steps, speed_steps, slalom,
 steering_chirp). Sequence samples are mapped by :class:`~rc_sim_control.ackermann.CommandMapper`
 in the sequence's mode (limits and steering-rate limit from vehicle.yaml), so the real car and
-the simulators receive the same commands. The sequence starts at the first timer tick.
+the simulators receive the same commands. The sequence starts at the first timer tick at which
+an output topic has a subscriber, so a consumer started after this node (the car's bridge, the
+simulator, a recorder) still gets the whole sequence from its first sample; until then nothing
+is published.
 """
 
 from __future__ import annotations
@@ -92,6 +95,11 @@ class RearWheelSpeedPublisher(Node):
             self._timer = retime(self, self._timer, rate, self._on_timer)
             self._rate = rate
 
+    def _listened(self) -> bool:
+        """An output topic has a subscriber."""
+        return (self._pub_steer.get_subscription_count() > 0
+                or self._pub_speed.get_subscription_count() > 0)
+
     def _on_timer(self) -> None:
         if self._mapper is None:
             return
@@ -100,7 +108,10 @@ class RearWheelSpeedPublisher(Node):
             v, z = float(self._values['speed']), float(self._values['steering_angle'])
         else:
             if self._t0 is None:
+                if not self._listened():
+                    return  # nobody would receive the first samples: start when someone listens
                 self._t0 = t
+                self.get_logger().info('a subscriber is listening: sequence started')
             v, z, done = self._player.command(t - self._t0)
             if done and not self._announced_end:
                 self.get_logger().info('sequence finished: holding its last sample')

@@ -13,6 +13,7 @@ dropped (nothing published; a throttled warning names the topic, the field and t
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ackermann_msgs.msg import AckermannDriveStamped
@@ -71,8 +72,9 @@ class TurningCommandMapper(Node):
         assert self._mapper is not None
         out = None if reason else self._mapper.update(v, z, now_seconds(self), mode=mode)
         if out is None:
-            self.get_logger().warning(self._drops.drop(topic, reason or 'clock not finite'),
-                                      throttle_duration_sec=1.0)
+            line = self._drops.report(topic, reason or 'clock not finite', time.monotonic())
+            if line:  # throttled per topic (a flood on one input hides nothing on the other)
+                self.get_logger().warning(line)
             return
         self._was_active = True
         self._publish(out)
