@@ -52,7 +52,7 @@ from rc_sim_sensors.lidar_kernel import bias_series, corrupt_scans
 from rc_sim_sensors.scan_geometry import BEAM_LIMIT_VARIABLE, max_scan_beams
 
 __all__ = ['LidarErrorConfig', 'LidarErrorModel', 'LidarErrorState', 'LidarScanOut',
-           'apply_lidar_errors', 'uniforms_per_scan']
+           'apply_lidar_errors', 'compile_kernels', 'uniforms_per_scan']
 
 FloatArray = NDArray[np.floating[Any]]
 _CHUNK = 32  # scans per kernel call (32 x 4 x 1081 uniforms ~ 1 MB)
@@ -180,8 +180,12 @@ def apply_lidar_errors(
         c.intensity_dropout_probability, c.spurious_probability, c.range_min, c.range_max,
         c.range_resolution, c.mixed_pixel_probability, c.range_dropout_probability,
         c.range_dropout_start, c.noise_beam_correlation])
-    flags = np.array([c.has_angular_effects, _MODES[c.out_of_range],
-                      c.has_noise or c.has_bias or c.noise_mean != 0], dtype=np.int64)
+    # the offset stage also runs for a bias that drifted earlier and now holds (its stddevs set
+    # to 0 live): the state's bias is still there
+    add_offset = (c.has_noise or c.has_bias or c.noise_mean != 0 or state.bias_walk != 0
+                  or state.bias_markov != 0)
+    flags = np.array([c.has_angular_effects, _MODES[c.out_of_range], add_offset],
+                     dtype=np.int64)
     blocks = np.array([event, mix, noise, jitter], dtype=np.int64)
     dummy = np.zeros((1, 1))
     ranges_out = np.empty_like(r)
@@ -220,6 +224,33 @@ def apply_lidar_errors(
     else:
         out = LidarScanOut(ranges_out, inten_out, stamps_out, lost, bias)
     return out, new_state
+
+
+def compile_kernels(dtypes: tuple[type[np.floating[Any]], ...] = (np.float32,),
+                    beams: int = 1081) -> int:
+    """Compile the kernels now (or load them from numba's on-disk cache) for scans of each of
+    ``dtypes``, with and without intensities: the variants a caller such as the ROS node uses,
+    so that its first scan does not pay the compile (seconds in a fresh checkout or an empty
+    ``NUMBA_CACHE_DIR``). Runs a throwaway identity model on one dummy scan of ``beams`` beams
+    (the beam count does not change the compiled code). Returns how many kernel variants were
+    compiled (0: all loaded from the cache or compiled before in this process)."""
+    before = _compiled_count()
+    angles = np.linspace(-1.0, 1.0, beams)
+    for dtype in dtypes:
+        ranges = np.ones(beams, dtype=dtype)
+        for intensities in (None, ranges):
+            apply_lidar_errors(ranges, angles, 0.0, LidarErrorConfig(), LidarErrorState(),
+                               np.random.default_rng(0), intensities)
+    return _compiled_count() - before
+
+
+def _compiled_count() -> int:
+    """Kernel variants compiled in this process (numba's cache misses; 0 without the stats)."""
+    total = 0
+    for kernel in (corrupt_scans, bias_series):
+        misses = getattr(getattr(kernel, 'stats', None), 'cache_misses', None)
+        total += sum(misses.values()) if misses is not None else 0
+    return total
 
 
 # --------------------------------------------------------------------------- stages

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from rc_sim_description.limits import soft_limit
 
 __all__ = [
+    'ANGLE_MIN_LIMIT',
     'BEAM_LIMIT_VARIABLE',
     'DEFAULT_MAX_SCAN_BEAMS',
     'Scan',
@@ -42,6 +43,9 @@ DEFAULT_MAX_SCAN_BEAMS = 100_000
 #: Environment variable that raises (or lowers) the beam limit.
 BEAM_LIMIT_VARIABLE = 'RC_SIM_MAX_SCAN_BEAMS'
 _TWO_PI = 2.0 * math.pi
+#: |angle_min| accepted [rad]: drivers use [-pi, pi] or [0, 2 pi]; beyond 4 pi the value is not an
+#: angle in rad (and near 1e16 rad adding increments no longer changes it in float64).
+ANGLE_MIN_LIMIT = 4.0 * math.pi
 
 F32 = NDArray[np.float32]
 F64 = NDArray[np.float64]
@@ -58,9 +62,9 @@ def scan_problem(beams: int, intensities: int, angle_min: float, angle_increment
     """Why a LaserScan with these fields cannot be used (one line), or None.
 
     Checked: beams <= :func:`max_scan_beams`; ``intensities`` is 0 or ``beams``; angle_min
-    finite; angle_increment finite and non-zero (negative = clockwise scanner, allowed); the grid
-    spans at most one turn plus one increment; 0 <= range_min < range_max (range_max may be
-    +inf); stamp nanosec < 1e9.
+    finite and within +-4 pi; angle_increment finite and non-zero (negative = clockwise
+    scanner, allowed); the grid spans at most one turn plus one increment;
+    0 <= range_min < range_max (range_max may be +inf); stamp nanosec < 1e9.
     """
     limit = max_scan_beams()
     if beams > limit:
@@ -68,8 +72,8 @@ def scan_problem(beams: int, intensities: int, angle_min: float, angle_increment
                 f'environment variable {BEAM_LIMIT_VARIABLE})')
     if intensities not in (0, beams):
         return f'{intensities} intensities for {beams} ranges (must be 0 or {beams})'
-    if not math.isfinite(angle_min):
-        return f'angle_min is {angle_min} (must be a finite angle in rad)'
+    if not (math.isfinite(angle_min) and abs(angle_min) <= ANGLE_MIN_LIMIT):
+        return f'angle_min is {angle_min} (must be a finite angle within +-4 pi rad)'
     if not math.isfinite(angle_increment) or angle_increment == 0.0:
         return (f'angle_increment is {angle_increment} (must be a finite non-zero angle in '
                 'rad)')

@@ -7,10 +7,13 @@ validation of live parameter changes and launch-argument overrides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+import difflib
 import math
-from typing import Any
+import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,11 +21,16 @@ import yaml
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_sensors.lidar_config import LidarErrorConfig, config_fields, validate_value
-from rc_sim_sensors.scan_geometry import Scan, incidence_from_ranges
+from rc_sim_sensors.scan_geometry import Scan, incidence_from_ranges, scan_from_message
 
-__all__ = ['LAUNCH_ARGUMENTS', 'SOURCE_PARAMETERS', 'ParameterSpec', 'base_config', 'beam_angles',
-           'delayed_stamp', 'launch_overrides', 'launch_parameters', 'model_input',
-           'parameter_specs', 'reported_limits', 'stamp_seconds', 'updated_config']
+if TYPE_CHECKING:  # the launch file imports this module: no numba import for it
+    from rc_sim_sensors.lidar_errors import LidarErrorModel
+
+__all__ = ['LAUNCH_ARGUMENTS', 'SOURCE_PARAMETERS', 'ParameterSpec', 'ProblemThrottle',
+           'base_config', 'beam_angles', 'corrupt_message', 'delayed_stamp', 'launch_overrides',
+           'launch_parameters', 'misspelt_launch_argument', 'model_input', 'parameter_specs',
+           'problem_kind', 'reported_limits', 'stamp_problem', 'stamp_seconds',
+           'updated_config']
 
 # Node parameters that choose the starting config (read once; the keys below then override it).
 SOURCE_PARAMETERS: tuple[str, ...] = ('preset', 'config_file')
@@ -71,6 +79,82 @@ def delayed_stamp(sec: int, nanosec: int, latency: float) -> tuple[int, int]:
     total = sec * 1_000_000_000 + nanosec + round(latency * 1e9)
     s, ns = divmod(total, 1_000_000_000)
     return int(s), int(ns)
+
+
+#: builtin_interfaces/Time.sec is an int32.
+_SEC_MIN, _SEC_MAX = -2**31, 2**31 - 1
+
+
+def stamp_problem(sec: int, nanosec: int, latency: float) -> str | None:
+    """Why stamp + latency does not fit a builtin_interfaces/Time (int32 sec), or None."""
+    sec_out, _ = delayed_stamp(sec, nanosec, latency)
+    if not _SEC_MIN <= sec_out <= _SEC_MAX:
+        return (f'header stamp {sec}.{nanosec:09d} s + latency {latency:g} s does not fit a '
+                'ROS time (int32 seconds)')
+    return None
+
+
+def corrupt_message(model: LidarErrorModel, msg: Any) -> bool | str:
+    """Apply ``model`` in place to a decoded sensor_msgs/LaserScan ``msg``: ranges (and
+    intensities) corrupted, header stamp + latency, the tighter range limits
+    (:func:`reported_limits`); the scan keeps its own geometry.
+
+    Returns True when ``msg`` is to be published, False when the model lost the scan (scan loss),
+    or the one-line reason the scan is unusable; then ``msg`` and the model's state are
+    unchanged.
+    """
+    scan = scan_from_message(msg)
+    if isinstance(scan, str):
+        return scan
+    config = model.config
+    stamp = msg.header.stamp
+    problem = stamp_problem(int(stamp.sec), int(stamp.nanosec), config.latency)
+    if problem is not None:
+        return problem
+    ranges, incidence = model_input(scan, config)
+    try:
+        out = model.apply(ranges, scan.angles, scan.stamp, scan.intensities, incidence)
+    except (ValueError, ConfigError) as exc:  # fields the checks above let through
+        return ' '.join(str(exc).split())
+    if out.lost:
+        return False
+    stamp.sec, stamp.nanosec = delayed_stamp(stamp.sec, stamp.nanosec, config.latency)
+    msg.ranges = array.array('f', np.asarray(out.ranges, dtype=np.float32).tobytes())
+    if scan.intensities is not None and out.intensities is not None:
+        msg.intensities = array.array('f', np.asarray(out.intensities,
+                                                      dtype=np.float32).tobytes())
+    msg.range_min, msg.range_max = reported_limits(msg.range_min, msg.range_max, config)
+    return True
+
+
+_NUMBER = re.compile(r'(?<![\w.])[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|nan|inf)(?![\w.])',
+                     re.IGNORECASE)
+
+
+def problem_kind(reason: str) -> str:
+    """A problem's kind: its reason with every number masked (``angle_increment is 0.0`` and
+    ``angle_increment is nan`` are one kind)."""
+    return _NUMBER.sub('#', reason)
+
+
+@dataclass
+class ProblemThrottle:
+    """Throttles warnings about unusable input: each kind of problem (:func:`problem_kind`) is
+    reported at most once per ``period_s``; the repeats in between are counted."""
+
+    period_s: float = 5.0
+    _kinds: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    def report(self, reason: str, now_s: float) -> int | None:
+        """None when this reason is to be held back at ``now_s`` [s] (monotonic); else how many
+        of its kind were held back since it was last reported."""
+        kind = problem_kind(reason)
+        last, held = self._kinds.get(kind, (-math.inf, 0))
+        if now_s - last < self.period_s:
+            self._kinds[kind] = (last, held + 1)
+            return None
+        self._kinds[kind] = (now_s, 0)
+        return held
 
 
 def reported_limits(range_min: float, range_max: float,
@@ -141,9 +225,27 @@ LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
 }
 
 
+def misspelt_launch_argument(argv: Iterable[str], known: Iterable[str]) -> str | None:
+    """The one-line complaint about a command-line ``name:=value`` whose name is not in ``known``
+    but close to a known one (``noise_stdev:=0.02``: launch accepts any name silently, so the
+    typo would run the preset's value), or None. Names unlike every known one pass: they may be
+    the arguments of a launch file that includes this one."""
+    names = list(known)
+    for item in argv:
+        name, sep, _ = str(item).partition(':=')
+        if not sep or name in names:
+            continue
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+        if close:
+            return f'launch argument {name}:=...: unknown (did you mean {close[0]!r}?)'
+    return None
+
+
 def launch_parameters(arguments: Mapping[str, str]) -> dict[str, Any]:
     """Node parameters from launch-argument strings: the source (preset / config_file), topics,
-    use_sim_time and the typed, range-checked model keys that were given (non-empty)."""
+    use_sim_time and the typed, range-checked model keys that were given (non-empty). The
+    starting config with the overrides is checked as a whole as well (range_min < range_max,
+    ...), so a combination the node would refuse stops the launch instead."""
     params: dict[str, Any] = {}
     for name in ('preset', 'config_file', 'input_topic', 'output_topic'):
         text = str(arguments.get(name, '') or '').strip()
@@ -153,6 +255,8 @@ def launch_parameters(arguments: Mapping[str, str]) -> dict[str, Any]:
     if sim not in ('true', 'false'):
         raise ConfigError(f'launch argument use_sim_time:={sim!r}: must be true or false')
     params['use_sim_time'] = sim == 'true'
-    base_config(params.get('preset', 'ideal'), params.get('config_file', ''))  # fail early
-    params.update(launch_overrides(arguments))
+    base = base_config(params.get('preset', 'ideal'), params.get('config_file', ''))
+    overrides = launch_overrides(arguments)
+    LidarErrorConfig.from_mapping({**base.to_dict(), **overrides}, 'launch arguments')
+    params.update(overrides)
     return params

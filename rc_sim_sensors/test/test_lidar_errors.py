@@ -222,6 +222,31 @@ def test_reset_bias_returns_to_initial_value():
     assert model.bias == 0.02
 
 
+def test_a_drifted_bias_stays_applied_when_the_drift_is_switched_off():
+    """set_config keeps the state: after the walk stops (sigma_b = 0, b0 = 0) the scans still
+    read d + b_k, the bias the model reports."""
+    config = cfg(bias_walk_stddev=0.05)
+    model = LidarErrorModel(config, 1)
+    angles = np.array([0.0, 0.1])
+    model.apply(np.full((10, 2), 2.0), angles, np.arange(10) * 0.1)
+    held = model.bias
+    assert held != 0.0
+    model.set_config(config.with_values(bias_walk_stddev=0.0))
+    out = model.apply(np.full(2, 2.0), angles, 1.0)
+    assert out.bias == held
+    np.testing.assert_array_equal(out.ranges, 2.0 + held)
+    model.reset_bias()
+    np.testing.assert_array_equal(model.apply(np.full(2, 2.0), angles, 1.1).ranges, 2.0)
+
+
+def test_compile_kernels_compiles_the_node_variants_once():
+    from rc_sim_sensors.lidar_errors import compile_kernels
+
+    first = compile_kernels()
+    assert first >= 0
+    assert compile_kernels() == 0  # loaded or compiled already in this process
+
+
 # --------------------------------------------------------------------------- dropout and loss
 def test_dropout_fraction_within_binomial_interval_and_rep117_inf():
     p = 0.1

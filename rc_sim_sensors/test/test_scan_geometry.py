@@ -26,6 +26,8 @@ Z = 5.0
     ((10, 0, 0.0, math.nan, 0.1, 10.0), 'angle_increment is nan'),
     ((10, 0, 0.0, math.inf, 0.1, 10.0), 'angle_increment is inf'),
     ((10, 0, math.nan, 0.01, 0.1, 10.0), 'angle_min is nan'),
+    ((10, 0, 1e300, 0.01, 0.1, 10.0), 'angle_min is 1e+300 (must be a finite angle within'),
+    ((10, 0, -13.0, 0.01, 0.1, 10.0), 'angle_min is -13.0'),
     ((10, 5, 0.0, 0.01, 0.1, 10.0), '5 intensities for 10 ranges (must be 0 or 10)'),
     ((10, 0, 0.0, 0.01, 5.0, 1.0), 'range_min 5 m is not below range_max 1 m'),
     ((10, 0, 0.0, 0.01, 1.0, 1.0), 'range_min 1 m is not below range_max 1 m'),
@@ -43,6 +45,7 @@ def test_usable_fields_and_limits():
     assert scan_problem(225, 225, -math.pi, 2 * math.pi / 225, 0.15, 12.0) is None
     assert scan_problem(360, 0, math.pi, -2 * math.pi / 360, 0.0, math.inf) is None  # clockwise
     assert scan_problem(0, 0, 0.0, 0.01, 0.0, 1.0) is None
+    assert scan_problem(360, 0, 2 * math.pi, -2 * math.pi / 360, 0.0, 1.0) is None  # [0, 2 pi]
     assert 'nanosec' in scan_problem(10, 0, 0.0, 0.01, 0.1, 1.0, 0, 10**9)
 
 
