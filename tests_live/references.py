@@ -129,13 +129,15 @@ def ackermann_hinges(delta: float, car: Car) -> tuple[float, float]:
 
 def rear_speeds(omega: float, delta: float, car: Car,
                 electronic_differential: bool) -> tuple[float, float]:
-    """(left, right) rear wheel speeds [rad/s]: both omega, or eq. (5) each clipped to the
-    limit."""
+    """(left, right) rear wheel speeds [rad/s]: both omega, or eq. (5); when the faster wheel
+    passes the limit both are scaled down together (the ratio of eq. (5) kept)."""
     if not electronic_differential or delta == 0.0:
         return omega, omega
     R = car.L / math.tan(delta)
-    clip = lambda w: min(max(w, -car.omega_max), car.omega_max)  # noqa: E731
-    return clip(omega * (1 - car.W / (2 * R))), clip(omega * (1 + car.W / (2 * R)))
+    left, right = omega * (1 - car.W / (2 * R)), omega * (1 + car.W / (2 * R))
+    fastest = max(abs(left), abs(right))
+    scale = car.omega_max / fastest if fastest > car.omega_max else 1.0
+    return left * scale, right * scale
 
 
 def joint_commands(delta: float, omega: float, car: Car,

@@ -81,7 +81,9 @@ def joint_commands(steering_angle: ArrayLike, wheel_speed: ArrayLike,
 
     delta is clipped to +-max_steering_angle and split by :func:`ackermann_split` (eq. 4); omega is
     clipped to +-max_wheel_speed and split by :func:`rear_wheel_speeds` (electronic differential
-    per ``config``; each wheel clipped again). Non-finite inputs count as 0 (never NaN out).
+    per ``config``; when the outer wheel would pass max_wheel_speed both wheels are scaled down
+    together, keeping eq. (5)'s ratio: clipping the outer one alone would make the pair slip).
+    Non-finite inputs count as 0 (never NaN out).
     """
     delta = np.nan_to_num(np.asarray(steering_angle, dtype=np.float64), nan=0.0, posinf=0.0,
                           neginf=0.0)
@@ -93,9 +95,10 @@ def joint_commands(steering_angle: ArrayLike, wheel_speed: ArrayLike,
     rear_l, rear_r = rear_wheel_speeds(omega, delta, config.wheelbase, config.track_width,
                                        electronic_differential=config.electronic_differential)
     w_max = config.max_wheel_speed
+    fastest = np.maximum(np.abs(rear_l), np.abs(rear_r))
+    scale = np.where(fastest > w_max, w_max / np.maximum(fastest, 1e-300), 1.0)
     return JointCommands(front_left_steering=left, front_right_steering=right,
-                         rear_left_wheel=np.clip(rear_l, -w_max, w_max),
-                         rear_right_wheel=np.clip(rear_r, -w_max, w_max))
+                         rear_left_wheel=rear_l * scale, rear_right_wheel=rear_r * scale)
 
 
 class BridgeState:

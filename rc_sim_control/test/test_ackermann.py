@@ -370,6 +370,10 @@ def test_joint_commands_clip_split_and_never_nan() -> None:
     assert out.front_right_steering[:2] == pytest.approx(right)
     w_max = PARAMS.drive.max_wheel_speed
     assert out.rear_left_wheel[0] <= w_max and out.rear_right_wheel[0] == pytest.approx(w_max)
+    # the outer wheel at the limit, the inner one at eq. (5)'s ratio to it (both scaled down)
+    ratio = rear_wheel_speeds(1.0, D_MAX, L, W, electronic_differential=True)
+    assert out.rear_left_wheel[0] / out.rear_right_wheel[0] == pytest.approx(
+        ratio[0] / ratio[1], rel=1e-12)
     rl, rr = rear_wheel_speeds(10.0, -0.2, L, W, electronic_differential=True)
     assert (out.rear_left_wheel[1], out.rear_right_wheel[1]) == pytest.approx((rl, rr))
     for a in (out.front_left_steering, out.front_right_steering, out.rear_left_wheel,
