@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 import fcntl
 import os
 from pathlib import Path
+import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -25,8 +27,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ['DomainLease', 'Inbox', 'LiveRos', 'Probe', 'RosProcess', 'missing_ros',
-           'wait_until']
+__all__ = ['DomainLease', 'Inbox', 'LiveRos', 'Probe', 'RosProcess', 'Terminal',
+           'missing_ros', 'wait_until']
 
 #: Python modules the live tests need beyond rclpy (the ROS-only tests once checked rclpy alone).
 REQUIRED_MODULES = ('rclpy', 'launch', 'launch_ros', 'ros2cli', 'ament_index_python',
@@ -49,7 +51,7 @@ def missing_ros() -> str | None:
     for name in REQUIRED_MODULES:
         try:
             importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken binary module
+        except Exception as exc:
             return f'ROS 2 Python module {name} is missing ({type(exc).__name__}: {exc})'
     if shutil.which('ros2') is None:
         return 'the ros2 command is not on PATH'
@@ -102,6 +104,61 @@ class DomainLease:
             self._fd = -1
 
 
+class Terminal:
+    """The master side of a pseudo-terminal: what a process started with ``tty=True`` sees as
+    its controlling terminal (stdin, stdout, stderr). A thread copies everything it prints to
+    the process log; :meth:`send` types keys (``'\\x03'`` is Ctrl-C: a byte in raw mode, SIGINT to
+    the process group in cooked mode, as in a real terminal)."""
+
+    def __init__(self, master_fd: int, log: Path) -> None:
+        self._fd = master_fd
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._copy, args=(log,), daemon=True,
+                                        name=f'tty-{master_fd}')
+        self._thread.start()
+
+    def send(self, keys: str | bytes) -> None:
+        """Type ``keys`` (no-op once the terminal is closed)."""
+        data = keys.encode() if isinstance(keys, str) else keys
+        with self._lock:
+            if self._fd >= 0:
+                os.write(self._fd, data)
+
+    def _copy(self, log: Path) -> None:
+        """Terminal output -> log, until every process holding the slave side ended (EIO) or
+        :meth:`close`; this thread alone closes the master fd (no write to a reused fd)."""
+        with open(log, 'ab') as out:
+            while not self._stop.is_set():
+                try:
+                    ready, _, _ = select.select([self._fd], [], [], 0.2)
+                    data = os.read(self._fd, 65536) if ready else None
+                except OSError:
+                    break
+                if data == b'':
+                    break
+                if data:
+                    out.write(data)
+                    out.flush()
+        with self._lock:
+            os.close(self._fd)
+            self._fd = -1
+
+    def drain(self, timeout: float = 5.0) -> None:
+        """Wait until the output is copied to the end (the processes on the terminal ended)."""
+        self._thread.join(timeout)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
+
+
+#: Run by the harness in a new session on a pseudo-terminal: make it the controlling terminal
+#: (TIOCSCTTY; Ctrl-C in cooked mode then signals the foreground group), then exec the command.
+_CTTY_EXEC = ('import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); '
+              'os.execvp(sys.argv[1], sys.argv[1:])')
+
+
 @dataclass
 class RosProcess:
     """A process started by the harness (its own session and process group)."""
@@ -111,6 +168,8 @@ class RosProcess:
     popen: subprocess.Popen[bytes]
     log: Path
     returncode: int | None = None
+    #: its pseudo-terminal when started with ``tty=True`` (type keys with ``tty.send``)
+    tty: Terminal | None = None
 
     @property
     def pid(self) -> int:
@@ -162,6 +221,8 @@ class RosProcess:
                 self.popen.wait(5)
             self.returncode = self.popen.returncode
         self.signal(signal.SIGKILL)  # anything the process left behind in its group
+        if self.tty is not None:
+            self.tty.drain()  # its last output is in the log
         return self.returncode
 
 
@@ -231,7 +292,7 @@ class Probe:
         while not self._stop.is_set() and self.context.ok():
             try:
                 self.executor.spin_once(timeout_sec=0.02)
-            except Exception:  # noqa: BLE001 - shutdown races end the loop quietly
+            except Exception:
                 if self._stop.is_set() or not self.context.ok():
                     return
                 raise
@@ -315,16 +376,37 @@ class LiveRos:
 
     def start(self, argv: Sequence[str], name: str | None = None, *,
               env: Mapping[str, str] | None = None, stdin: Any = subprocess.DEVNULL,
-              stdout: Any = None) -> RosProcess:
-        """Start ``argv`` in its own session; output goes to a log file in the test folder."""
+              stdout: Any = None, tty: bool = False) -> RosProcess:
+        """Start ``argv`` in its own session; output goes to a log file in the test folder.
+        ``tty=True``: on a pseudo-terminal of its own instead (stdin, stdout and stderr, the
+        session's controlling terminal), as when a user runs it in a terminal window."""
         name = name or ' '.join(argv[:4])
         log = self.folder / f'proc{len(self.processes)}.log'
+        if tty:
+            return self._start_on_tty(argv, name, log, env)
         with open(log, 'wb') as out:
             popen = subprocess.Popen(list(argv), env={**self.env, **(env or {})},
                                      stdin=stdin, stdout=stdout if stdout is not None else out,
                                      stderr=subprocess.STDOUT, start_new_session=True,
                                      cwd=self.folder)
         proc = RosProcess(name, list(argv), popen, log)
+        self.processes.append(proc)
+        return proc
+
+    def _start_on_tty(self, argv: Sequence[str], name: str, log: Path,
+                      env: Mapping[str, str] | None) -> RosProcess:
+        log.touch()
+        master, slave = os.openpty()
+        try:
+            popen = subprocess.Popen([sys.executable, '-c', _CTTY_EXEC, *argv],
+                                     env={**self.env, **(env or {})}, stdin=slave, stdout=slave,
+                                     stderr=slave, start_new_session=True, cwd=self.folder)
+        except BaseException:
+            os.close(master)
+            raise
+        finally:
+            os.close(slave)
+        proc = RosProcess(name, list(argv), popen, log, tty=Terminal(master, log))
         self.processes.append(proc)
         return proc
 
@@ -370,6 +452,9 @@ class LiveRos:
                 status = proc.returncode if proc.returncode is not None else proc.interrupt()
                 statuses[proc.name] = status
         finally:
+            for proc in self.processes:
+                if proc.tty is not None:
+                    proc.tty.close()
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None

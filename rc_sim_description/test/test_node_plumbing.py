@@ -1,9 +1,16 @@
-"""Shared node plumbing (nodes/spin.py, nodes/parameters.py): one-line errors, exit status.
+"""Shared node plumbing (nodes/spin.py, nodes/parameters.py): one-line errors, exit status,
+shutdown (repeated Ctrl-C, the background spin thread).
 
-Needs rclpy: skipped here, run in the ROS container workflow (colcon test).
+Needs rclpy: skipped in the plain venv; run with the ROS venv
+(``.venv-ros/bin/python -m pytest rc_sim_description/test/test_node_plumbing.py``). The processes
+as users start them are tested live in tests_live/test_shutdown.py and test_teleop.py.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+import signal
+import threading
 
 import pytest
 
@@ -26,6 +33,15 @@ def ros():
     rclpy.try_shutdown()
 
 
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """run_node leaves SIGINT ignored (it ends a process): give pytest its handlers back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+
+
 def test_run_node_turns_a_user_error_into_one_line_and_status_2(capsys) -> None:
     def factory() -> Node:
         raise ConfigError('probe: parameter rate: must be > 0')
@@ -42,6 +58,62 @@ def test_run_node_foreground_returns_0_after_the_loop(capsys) -> None:
                     foreground=lambda node: seen.append(node.get_name())) == 0
     assert seen == ['probe']
     assert capsys.readouterr().err == ''
+
+
+def _spin_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == 'rc_sim-spin']
+
+
+def test_run_node_joins_the_spin_thread_before_returning() -> None:
+    """The background spin thread spins (a timer fires) and is gone when run_node returns: a
+    thread inside rclpy at interpreter exit aborts the process (terminate called ...)."""
+    fired = threading.Event()
+
+    def loop(node: Node) -> None:
+        node.create_timer(0.01, fired.set)
+        assert fired.wait(10.0)
+        assert _spin_threads()
+
+    assert run_node(lambda: Node('probe'), [], foreground=loop) == 0
+    assert not _spin_threads()
+    assert not rclpy.ok()
+
+
+class _CtrlCAgainOnDestroy(Node):
+    """A node whose destruction is interrupted by a second Ctrl-C."""
+
+    def destroy_node(self) -> None:
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # bytecodes: the Python handler runs here
+            pass
+        super().destroy_node()
+
+
+@pytest.mark.parametrize('first', ['sigint', 'sigterm'])
+def test_a_second_ctrl_c_during_the_shutdown_is_ignored(first: str, capsys) -> None:
+    """The first SIGINT/SIGTERM ends the foreground (KeyboardInterrupt), the SIGINT during
+    destroy_node is ignored; afterwards SIGINT stays ignored, SIGTERM is back to default."""
+    signum = signal.SIGINT if first == 'sigint' else signal.SIGTERM
+
+    def loop(node: Node) -> None:
+        signal.raise_signal(signum)
+        for _ in range(1000):
+            pass
+        raise AssertionError('the signal did not interrupt the loop')
+
+    assert run_node(lambda: _CtrlCAgainOnDestroy('probe'), [], foreground=loop) == 0
+    assert capsys.readouterr().err == ''
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.parametrize('ros_args', [['-p', 'rate'], ['--params-file', '/no/such/file.yaml']])
+def test_unparsable_ros_arguments_are_one_line_and_status_2(ros_args, capfd) -> None:
+    """Only the error line on stderr (file descriptor 2: rcl logs there before raising)."""
+    assert run_node(lambda: Node('probe'), ['--ros-args', *ros_args]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith('error: failed to initialize rcl: ') and err.count('\n') == 1, err
+    assert ' '.join(ros_args) in err and '.c:' not in err
 
 
 @pytest.mark.parametrize(('override', 'why'), [(5000.0, 'range'), (5, 'type'), ('fast', 'type')])

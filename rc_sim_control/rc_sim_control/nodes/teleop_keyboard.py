@@ -9,6 +9,7 @@ stops the car when no key arrives for ``key_timeout`` s. ``mode`` must match the
 
 from __future__ import annotations
 
+import os
 import select
 import sys
 import time
@@ -63,16 +64,22 @@ class TeleopKeyboard(Node):
 
 
 def _read_key(timeout: float, settings: Any) -> str | None:
-    """One key within ``timeout`` s (raw mode only while waiting, as teleop_twist_keyboard)."""
+    """One key within ``timeout`` s (raw mode only while waiting, as teleop_twist_keyboard).
+
+    Keys typed in between (cooked mode) are kept: raw mode is set with TCSANOW, not
+    tty.setraw's default TCSAFLUSH, which discards them (a lost stop key). One byte straight
+    from the file descriptor: ``sys.stdin.read(1)`` would buffer the keys typed after it,
+    which ``select`` on the descriptor then no longer sees."""
     import termios
     import tty
 
-    tty.setraw(sys.stdin.fileno())
+    fd = sys.stdin.fileno()
+    tty.setraw(fd, termios.TCSANOW)
     try:
-        ready, _, _ = select.select([sys.stdin], [], [], timeout)
-        return sys.stdin.read(1) if ready else None
+        ready, _, _ = select.select([fd], [], [], timeout)
+        return os.read(fd, 1).decode('latin-1') if ready else None
     finally:
-        termios.tcsetattr(sys.stdin, termios.TCSADRAIN, settings)
+        termios.tcsetattr(fd, termios.TCSADRAIN, settings)
 
 
 def _key_loop(node: TeleopKeyboard, settings: Any) -> None:
@@ -108,7 +115,7 @@ def main(args: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     saved = termios.tcgetattr(sys.stdin)
-    try:  # the node spins in the background, the key loop runs in this thread
+    try:  # the key loop runs in this thread; run_node spins the node in a joined thread
         return run_node(TeleopKeyboard, args, foreground=lambda node: _key_loop(node, saved))
     finally:
         termios.tcsetattr(sys.stdin, termios.TCSADRAIN, saved)
