@@ -183,3 +183,11 @@ def test_layout_needs_every_field() -> None:
     with pytest.raises(ValueError, match="no values for \\['b'\\]"):
         layout.pack(2, a=[1.0, 2.0])
     assert layout.size == 4 + 8 + 12
+
+
+def test_no_scans_make_no_rows() -> None:
+    """A chunk in which every scan of a car was lost (a live step of a few ms with a lossy error
+    model) serialises to zero messages instead of failing to shape zero beams."""
+    rows = cdr_bulk.laser_scan(np.zeros(0, dtype=np.int64), 'laser', -1.0, 1.0, 0.01, 0.0, 0.025,
+                          0.1, 10.0, np.zeros((0, 201), dtype=np.float32))
+    assert rows.shape[0] == 0

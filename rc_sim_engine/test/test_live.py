@@ -201,3 +201,16 @@ def test_several_cars_live() -> None:
         build_simulator({**values, 'num_cars': 0})
     with pytest.raises(ConfigError, match='touches'):  # the grid behind the spawn hits a wall
         build_simulator({**defaults(), 'x': -0.5, 'y': -1.875, 'num_cars': 12})
+
+
+def test_short_steps_of_several_cars_with_a_lossy_lidar() -> None:
+    """10 ms steps of three cars with the harsh error model: a step in which every scan of a car
+    is lost still serialises (it failed to shape zero beams)."""
+    sim = build_simulator({**defaults(), 'world': 'flat_track', 'num_cars': 3,
+                           'lidar_errors': 'harsh'})
+    out = LiveOutput(sim, lidar_errors=True)
+    names = Counter()
+    for _ in range(200):
+        sim.step_to(sim.time + 0.01)
+        names.update(out.names[k] for k in out.take()[0])
+    assert names['/car_2/scan_raw'] == 81 and 0 < names['/car_2/scan'] < 81

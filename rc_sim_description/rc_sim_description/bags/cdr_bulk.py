@@ -343,6 +343,8 @@ def laser_scan(t_ns: ArrayLike, frame_id: str, angle_min: float, angle_max: floa
                intensities: ArrayLike | None = None) -> Rows:
     """sensor_msgs/msg/LaserScan: ranges (K, B) (float32), intensities (K, I) or None."""
     t = np.asarray(t_ns, dtype=np.int64).reshape(-1)
+    if len(t) == 0:  # no scan (e.g. every one of a short chunk lost): no message, no layout
+        return np.zeros((0, 0), dtype=np.uint8)
     r = np.asarray(ranges, dtype=np.float32).reshape(len(t), -1)
     values: dict[str, ArrayLike] = {'ranges': r} if r.shape[1] else {}
     n_inten = 0
