@@ -9,6 +9,7 @@ package_name = 'rc_sim_description'
 DATA_DIRS = ['config', 'urdf', 'worlds', 'launch', 'rviz']
 
 ENTRY_POINTS = [
+    'bag_recorder = rc_sim_description.nodes.bag_recorder:main',
 ]
 
 

@@ -7,7 +7,9 @@
 Several cars in Gazebo: one gz server and /clock bridge, then per car (namespace car_<i>) a
 robot_state_publisher with frame_prefix car_<i>/, ``create -name rc_car_<i>``, a bridge whose
 config (bridge_entries: gz and ROS topics under /car_<i>/, /tf shared) is written to a temporary
-file, the control chain and the lidar error injector.
+file, the control chain and the lidar error injector. Several cars in the embedded engine: one
+sim_node for all of them (it applies the lidar errors itself), and per car the same
+robot_state_publisher and control chain, so /car_<i>/cmd_vel drives car i.
 
 The arguments, their defaults and every decision (world path, start pose, which nodes run) live in
 the ROS-free module ``rc_sim_description.launch_args`` (unit-tested without ROS); this file only
@@ -16,11 +18,19 @@ non-zero exit status.
 """
 
 import os
+import shutil
 import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, LogInfo, OpaqueFunction
+from launch.actions import (
+    DeclareLaunchArgument,
+    IncludeLaunchDescription,
+    LogInfo,
+    OpaqueFunction,
+    RegisterEventHandler,
+)
+from launch.event_handlers import OnShutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import Command, LaunchConfiguration
 from launch_ros.actions import Node
@@ -46,13 +56,23 @@ def _include(package, launch_file, arguments):
                                     launch_arguments=list(arguments.items()))
 
 
-def _bridge_file(entries, name):
-    """A parameter_bridge config_file with ``entries`` (one per car, written at launch)."""
+def _bridge_file(entries, name, folders):
+    """A parameter_bridge config_file with ``entries`` (one per car, written at launch) in a new
+    temporary folder, appended to ``folders`` (removed when the launch shuts down)."""
     folder = tempfile.mkdtemp(prefix='rc_sim_bridge_')
+    folders.append(folder)
     path = os.path.join(folder, f'{name}.yaml')
     with open(path, 'w', encoding='utf-8') as f:
         yaml.safe_dump(entries, f, sort_keys=False)
     return path
+
+
+def _remove(folders):
+    """OnShutdown action: delete the bridge config folders (the bridges read them at start)."""
+    def remove(event, context):
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+    return remove
 
 
 def _setup(context, *args, **kwargs):
@@ -64,6 +84,7 @@ def _setup(context, *args, **kwargs):
     several = len(plan.namespaces) > 1
     cars = plan.cars()
     xacro_file = share_path('urdf/rc_car.urdf.xacro')
+    folders = []  # temporary bridge configs of several gz cars
 
     def ns(car):
         return car.namespace or None  # Node(namespace=None): the launch's own namespace
@@ -74,7 +95,7 @@ def _setup(context, *args, **kwargs):
 
     def bridge(car):
         config = str(bridge_config()) if not several else \
-            _bridge_file(bridge_entries(car.namespace, clock=False), car.model_name)
+            _bridge_file(bridge_entries(car.namespace, clock=False), car.model_name, folders)
         return Node(package='ros_gz_bridge', executable='parameter_bridge', output='screen',
                     name=f'{car.model_name}_bridge' if several else None,
                     parameters=[{'config_file': config, **sim_time}])
@@ -102,7 +123,8 @@ def _setup(context, *args, **kwargs):
             package='ros_gz_bridge', executable='parameter_bridge', output='screen',
             name='clock_bridge', parameters=[{
                 'config_file': _bridge_file([e for e in bridge_entries(clock=True)
-                                             if e['ros_topic_name'] == '/clock'], 'clock'),
+                                             if e['ros_topic_name'] == '/clock'], 'clock',
+                                            folders),
                 **sim_time}]),
         'sim_node': lambda: Node(
             package='rc_sim_engine', executable='sim_node', output='screen',
@@ -120,6 +142,8 @@ def _setup(context, *args, **kwargs):
             actions += [per_car[name](car) for car in cars]
         else:
             actions.append(once[name]())
+    if folders:
+        actions.append(RegisterEventHandler(OnShutdown(on_shutdown=_remove(folders))))
     return actions
 
 

@@ -66,16 +66,17 @@ LAUNCH_ARGUMENTS: tuple[LaunchArgument, ...] = (
                    'simulator (no Gazebo).'),
     LaunchArgument('num_cars', '1', 'Number of cars (at most RC_SIM_MAX_CARS): car 0 at x, y, '
                    'yaw, the others lined up behind it, with topics under car_<i>/ and frames '
-                   'car_<i>/.... backend:=gz spawns model rc_car_<i> per car with its own '
-                   'robot_state_publisher, bridge, control and lidar errors (seed i); '
-                   'backend:=embedded runs one sim_node for all of them (and RViz).'),
+                   'car_<i>/..., each with its own robot_state_publisher and control chain. '
+                   'backend:=gz spawns model rc_car_<i> per car with its bridge and lidar '
+                   'errors (seed i); backend:=embedded runs one sim_node for all of them, which '
+                   'applies the lidar errors itself.'),
 )
 
 
 
 @dataclass(frozen=True)
 class CarSpawn:
-    """One car of a Gazebo launch: index, namespace (``''`` for a single car) and start pose of
+    """One car of a launch: index, namespace (``''`` for a single car) and start pose of
     base_link in the world [m, rad]."""
 
     index: int
@@ -126,7 +127,7 @@ class LaunchPlan:
     lidar_error_params: dict[str, str]
     actions: tuple[str, ...]
     num_cars: int = 1
-    #: start poses (x, y, yaw) of the cars the launch spawns itself (:attr:`namespaces`)
+    #: start poses (x, y, yaw) of the cars (:attr:`namespaces`; gz spawns them there)
     car_poses: tuple[tuple[float, float, float], ...] = ()
 
     @property
@@ -137,9 +138,10 @@ class LaunchPlan:
 
     @property
     def namespaces(self) -> list[str]:
-        """The namespace of every car the launch spawns itself (gz): ``['']`` for one car,
-        ``car_<i>`` for several; the embedded backend's one sim_node names its cars itself."""
-        return car_namespaces(self.num_cars) if self.backend == 'gz' else ['']
+        """The namespace of every car (its topics and its nodes: robot_state_publisher, control
+        chain and, in gz, bridge and lidar errors): ``['']`` for one car, ``car_<i>`` for
+        several, the names sim_node gives its cars."""
+        return car_namespaces(self.num_cars)
 
     def cars(self, poses: Sequence[Sequence[float]] | None = None) -> list[CarSpawn]:
         """The cars of :attr:`namespaces` at ``poses`` ((x, y, yaw) per car), by default at
@@ -267,8 +269,8 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
     lidar = launch_bool('lidar', v['lidar'])
     rviz = launch_bool('rviz', v['rviz'])
     num_cars = _count('num_cars', v['num_cars'])
-    if num_cars > 1 and backend == 'embedded':  # sim_node runs and serves every car itself
-        actions = ['sim_node']
+    if num_cars > 1 and backend == 'embedded':  # one sim_node simulates every car
+        actions = ['robot_state_publisher', 'sim_node', 'control']
     elif num_cars > 1:  # gz: one server and clock, the rest per car (PER_CAR_ACTIONS)
         actions = ['gz_sim', 'clock_bridge', 'robot_state_publisher', 'create', 'bridge',
                    'control']
@@ -282,11 +284,11 @@ def plan_launch(values: Mapping[str, str]) -> LaunchPlan:
         actions.append('rviz')
     x, y, yaw = _float('x', v['x'], start.x), _float('y', v['y'], start.y), \
         _float('yaw', v['yaw'], start.yaw)
-    spawned = num_cars if backend == 'gz' else 1  # embedded: sim_node places its cars itself
     # the starting grid of rcsim run --cars and sim_node (their wall check needs the engine;
-    # in Gazebo, contacts push a car that starts in a wall out of it)
+    # in Gazebo, contacts push a car that starts in a wall out of it); the embedded sim_node
+    # places its cars itself from car 0's pose
     poses = tuple((float(p[0]), float(p[1]), float(p[2]))
-                  for p in grid_starts((x, y, yaw), [params] * spawned))
+                  for p in grid_starts((x, y, yaw), [params] * num_cars))
     return LaunchPlan(
         backend=backend, world=world, world_name=_world_name(world), x=x, y=y,
         z=params.geometry.wheel_radius,  # base_link is at axle height: wheels touch the ground

@@ -171,7 +171,9 @@ def test_real_launch_smoke() -> None:
         actions = module._setup(context)
         plan = plan_launch({'backend': backend, 'num_cars': cars})
         per_car = sum(name in PER_CAR_ACTIONS for name in plan.actions)
-        assert len(actions) == 1 + len(plan.actions) + per_car * (len(plan.namespaces) - 1)
+        cleanup = backend == 'gz' and cars != '1'  # OnShutdown: remove the bridge configs
+        assert len(actions) == (1 + len(plan.actions) + per_car * (len(plan.namespaces) - 1)
+                                + cleanup)
 
 
 def test_rviz_config_shows_car_tf_scan_and_odometry() -> None:
@@ -229,9 +231,16 @@ def test_num_cars_runs_one_sim_node_for_every_car(monkeypatch: pytest.MonkeyPatc
     assert one.num_cars == 1 and 'lidar_errors' not in one.sim_node_parameters()
     plan = plan_launch({'backend': 'embedded', 'num_cars': '3', 'lidar_errors': 'harsh',
                         'rviz': 'true'})
-    assert plan.actions == ('sim_node', 'rviz')
+    # one sim_node (lidar errors inside), and per car its static frames and its control chain:
+    # without them /car_<i>/cmd_vel drove nothing and /tf_static was empty
+    assert plan.actions == ('robot_state_publisher', 'sim_node', 'control', 'rviz')
     params = plan.sim_node_parameters()
     assert params['num_cars'] == 3 and params['lidar_errors'] == 'harsh'
+    assert plan.namespaces == ['car_0', 'car_1', 'car_2']
+    cars = plan.cars()
+    assert [(c.namespace, c.frame_prefix) for c in cars] == [
+        ('car_0', 'car_0/'), ('car_1', 'car_1/'), ('car_2', 'car_2/')]
+    assert (cars[0].x, cars[0].y, cars[0].yaw) == (plan.x, plan.y, plan.yaw)
     for bad, match in (('0', 'must be >= 1, got 0'), ('-2', 'must be >= 1'),
                        ('two', 'expected a whole number'), ('1.5', 'expected a whole number')):
         with pytest.raises(ConfigError, match=match):
