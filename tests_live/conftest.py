@@ -22,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from live_harness import LiveRos, missing_ros
+from live_harness import DomainLease, LiveRos, missing_ros
 
 _SESSION: dict[str, object] = {}
 SHM = Path('/dev/shm')
@@ -52,12 +52,32 @@ def pytest_configure(config: pytest.Config) -> None:
     _SESSION.update(folder=folder, env=env, shm_before=_fastdds_files(), missing=missing_ros())
 
 
+class _Unavailable(pytest.Item):
+    """Stands for a whole test module when ROS 2 is incomplete: its imports are never run (a
+    module importing ``tf2_msgs`` would otherwise fail to collect instead of skipping)."""
+
+    def runtest(self) -> None:
+        pytest.skip(f'live ROS 2 tests need ROS 2: {_SESSION["missing"]}')
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+
+class _UnavailableModule(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        yield _Unavailable.from_parent(self, name=self.path.stem)
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> object:
+    """Without a complete ROS 2, every module is one skipped item (reason: what is missing)."""
+    if _SESSION.get('missing'):
+        return _UnavailableModule.from_parent(parent, path=module_path)
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = _SESSION.get('missing')
     for item in items:
         item.add_marker(pytest.mark.live)
-        if missing:
-            item.add_marker(pytest.mark.skip(reason=f'live ROS 2 tests need ROS 2: {missing}'))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -106,3 +126,20 @@ def ros_factory(request: pytest.FixtureRequest) -> Iterator[Callable[[], LiveRos
     finally:
         for world in made:
             world.close()
+
+
+@pytest.fixture(autouse=True)
+def private_domain() -> Iterator[int]:
+    """ROS_DOMAIN_ID of this test process: a domain of its own, so that nodes created in the
+    test process itself (the in-process tests) meet nobody else's."""
+    lease = DomainLease()
+    old = os.environ.get('ROS_DOMAIN_ID')
+    os.environ['ROS_DOMAIN_ID'] = str(lease.domain_id)
+    try:
+        yield lease.domain_id
+    finally:
+        if old is None:
+            os.environ.pop('ROS_DOMAIN_ID', None)
+        else:
+            os.environ['ROS_DOMAIN_ID'] = old
+        lease.release()

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 import xml.etree.ElementTree as ET
 
@@ -48,3 +49,41 @@ def test_node_entry_points_fail_in_one_line_without_ros(pkg: str) -> None:
     assert out.returncode == 2
     assert out.stderr.startswith('error: some_node is a ROS 2 node and needs rclpy')
     assert out.stderr.count('\n') == 1
+
+
+#: Modules only a ROS 2 install has (besides every ``*_msgs`` / ``*_srvs`` package).
+ROS_MODULES = {'rclpy', 'launch', 'launch_ros', 'launch_testing', 'launch_testing_ros',
+               'launch_pytest', 'ament_index_python', 'ros2cli', 'rosidl_runtime_py'}
+
+
+def _ros_module(name: str) -> bool:
+    top = name.split('.')[0]
+    return top in ROS_MODULES or top.endswith(('_msgs', '_srvs', '_interfaces'))
+
+
+def test_package_tests_skip_when_any_ros_module_is_missing() -> None:
+    """A package test imports a ROS module only after ``pytest.importorskip`` of that very module
+    (checking rclpy alone let 7 tests fail where rclpy existed without tf2_msgs or launch).
+    Tests that need ROS 2 live in tests_live/, whose conftest skips them as a whole."""
+    bad = []
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg / 'test').rglob('*.py')):
+            tree = ast.parse(path.read_text(encoding='utf-8'))
+            guarded: dict[str, int] = {}  # module -> first line of its importorskip
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == 'importorskip' and node.args
+                        and isinstance(node.args[0], ast.Constant)):
+                    guarded.setdefault(str(node.args[0].value).split('.')[0], node.lineno)
+                if isinstance(node, ast.For) and isinstance(node.iter, ast.Tuple):
+                    for elt in node.iter.elts:  # for m in ('a', 'b'): importorskip(m)
+                        if isinstance(elt, ast.Constant) and 'importorskip' in ast.unparse(node):
+                            guarded.setdefault(str(elt.value).split('.')[0], node.lineno)
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
+                for name in names:
+                    top = name.split('.')[0]
+                    if _ros_module(name) and guarded.get(top, 10 ** 9) > node.lineno:
+                        bad.append(f'{path.relative_to(REPO)}:{node.lineno}: {name}')
+    assert not bad, 'ROS imports without their own importorskip:\n' + '\n'.join(bad)

@@ -11,7 +11,8 @@ import unittest
 
 import pytest
 
-pytest.importorskip('launch_testing')
+for _module in ('launch_testing', 'launch', 'nav_msgs', 'sensor_msgs'):
+    pytest.importorskip(_module)
 rclpy = pytest.importorskip('rclpy')
 if shutil.which('gz') is None:
     pytest.skip('gz (Gazebo Harmonic) not installed', allow_module_level=True)

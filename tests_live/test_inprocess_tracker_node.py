@@ -1,16 +1,12 @@
-"""trajectory_tracker node: parameters validated live, active switch (needs ROS 2; skipped here)."""
+"""trajectory_tracker node in the test process: parameters validated live, active switch."""
 
 from __future__ import annotations
 
 import pytest
+import rclpy
+from rclpy.parameter import Parameter
 
-rclpy = pytest.importorskip('rclpy')
-
-from rclpy.parameter import Parameter  # noqa: E402
-
-from rc_sim_control.nodes.trajectory_tracker import TrajectoryTracker  # noqa: E402
-
-pytestmark = pytest.mark.ros
+from rc_sim_control.nodes.trajectory_tracker import TrajectoryTracker
 
 
 @pytest.fixture

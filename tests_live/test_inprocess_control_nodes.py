@@ -1,8 +1,5 @@
-"""rclpy nodes of the command chain: parameters, live validation, message flow.
-
-Needs ROS 2 (rclpy, std_msgs, geometry_msgs, sensor_msgs, nav_msgs, ackermann_msgs); skipped
-here, run in the ROS container workflow (colcon test).
-"""
+"""rclpy nodes of the command chain in the test process: parameters, live validation, message
+flow (the node classes directly; the processes as users start them: test_control_*.py)."""
 
 from __future__ import annotations
 
@@ -11,22 +8,19 @@ import math
 import time
 from typing import Any
 
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
 import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
 
-rclpy = pytest.importorskip('rclpy')
+from rc_sim_control.ackermann import ackermann_split
+from rc_sim_description.params import load_vehicle_params
 
-from geometry_msgs.msg import Twist  # noqa: E402
-from nav_msgs.msg import Odometry  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64  # noqa: E402
-
-from rc_sim_control.ackermann import ackermann_split  # noqa: E402
-from rc_sim_description.params import load_vehicle_params  # noqa: E402
-
-pytestmark = pytest.mark.ros
 PARAMS = load_vehicle_params()
 
 
@@ -161,7 +155,7 @@ def test_control_launch_description_declares_its_arguments() -> None:
 
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
 
-    path = Path(__file__).resolve().parents[1] / 'launch' / 'control.launch.py'
+    path = Path(__file__).resolve().parents[1] / 'rc_sim_control' / 'launch' / 'control.launch.py'
     spec = importlib.util.spec_from_file_location('control_launch', path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -1,9 +1,8 @@
 """Shared node plumbing (nodes/spin.py, nodes/parameters.py): one-line errors, exit status,
 shutdown (repeated Ctrl-C, the background spin thread).
 
-Needs rclpy: skipped in the plain venv; run with the ROS venv
-(``.venv-ros/bin/python -m pytest rc_sim_description/test/test_node_plumbing.py``). The processes
-as users start them are tested live in tests_live/test_shutdown.py and test_teleop.py.
+In the test process; the processes as users start them are tested in test_shutdown.py and
+test_teleop.py.
 """
 
 from __future__ import annotations
@@ -13,17 +12,13 @@ import signal
 import threading
 
 import pytest
+import rclpy
+from rclpy.node import Node
+from rclpy.parameter import Parameter
 
-rclpy = pytest.importorskip('rclpy')
-
-from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-
-from rc_sim_description.errors import ConfigError  # noqa: E402
-from rc_sim_description.nodes.parameters import declare_typed  # noqa: E402
-from rc_sim_description.nodes.spin import run_node  # noqa: E402
-
-pytestmark = pytest.mark.ros
+from rc_sim_description.errors import ConfigError
+from rc_sim_description.nodes.parameters import declare_typed
+from rc_sim_description.nodes.spin import run_node
 
 
 @pytest.fixture

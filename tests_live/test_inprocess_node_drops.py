@@ -1,5 +1,5 @@
 """rclpy nodes drop bad messages with a log line and keep running (NaN positions, mismatched joint
-states, NaN odometry). Needs ROS 2; skipped here, run in the ROS container workflow."""
+states, NaN odometry); the node classes in the test process."""
 
 from __future__ import annotations
 
@@ -8,16 +8,13 @@ import math
 import time
 from typing import Any
 
+from nav_msgs.msg import Odometry
 import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
 
-rclpy = pytest.importorskip('rclpy')
-
-from nav_msgs.msg import Odometry  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.node import Node  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-
-pytestmark = pytest.mark.ros
 NAMES = ['rear_left_wheel_joint', 'rear_right_wheel_joint']
 
 
