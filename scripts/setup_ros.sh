@@ -68,11 +68,12 @@ _rc_ros_setup() {
     flock 9
     # PyPI dependencies of the five packages (install_requires of their setup.py), the test runner
     stamp="$venv/.rc_sim_ros_deps.sha256"
-    want="$(python "$root/scripts/package_requirements.py" --hash)" || exit 1
+    tools="pytest pytest-xdist"  # the live stage's test runner
+    want="$(python "$root/scripts/package_requirements.py" --hash) $tools" || exit 1
     if [ "$want" != "$(cat "$stamp" 2>/dev/null || true)" ]; then
       echo ">> pip install the packages' dependencies into $venv" >&2
       # shellcheck disable=SC2046
-      if ! python -m pip install -q $(python "$root/scripts/package_requirements.py") pytest \
+      if ! python -m pip install -q $(python "$root/scripts/package_requirements.py") $tools \
           >"$log" 2>&1; then
         tail -n 20 "$log" >&2
         echo "error: pip install of the packages' dependencies failed (log: $log)" >&2

@@ -38,6 +38,8 @@ def _fastdds_files() -> set[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line('markers', 'live: a live ROS 2 test over real DDS (scripts/test_ros)')
+    config.addinivalue_line('markers', 'timing: measures rates or a free-running loop: run '
+                            'alone, not beside other tests (scripts/test_ros runs them last)')
     folder = Path(tempfile.mkdtemp(prefix='rc_sim_live_'))
     for sub in ('ros_home', 'log', 'tmp', 'tests'):
         (folder / sub).mkdir()
@@ -89,8 +91,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         before = _fastdds_files()
         subprocess.run(['fastdds', 'shm', 'clean'], capture_output=True, check=False, timeout=60)
         removed = len(before - _fastdds_files())
-        print(f'\nlive ROS 2 session: fastdds shm clean removed {removed} stale file(s) from '
-              '/dev/shm', file=sys.stderr)
+        if removed:
+            print(f'\nlive ROS 2 session: fastdds shm clean removed {removed} stale file(s) '
+                  'from /dev/shm', file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ['DomainLease', 'Inbox', 'LiveRos', 'Probe', 'RosProcess', 'Terminal',
+__all__ = ['DomainLease', 'Inbox', 'LiveRos', 'ParameterClient', 'Probe', 'RosProcess', 'Terminal',
            'missing_ros', 'wait_until']
 
 #: Python modules the live tests need beyond rclpy (the ROS-only tests once checked rclpy alone).
@@ -269,6 +269,48 @@ class Inbox:
         return wait_until(enough, timeout, f'{count} message(s) on {self.topic}')
 
 
+class ParameterClient:
+    """Parameters of a running node through its parameter services (what ``ros2 param`` calls),
+    from the probe: the same checks on the node's side, without a CLI process per call (a
+    ``ros2 param set --no-daemon`` costs seconds of start-up and discovery). Tests that are about
+    the CLI itself use it; this is for the many changes a test makes besides."""
+
+    def __init__(self, probe: Probe, node_name: str, timeout: float = 20.0) -> None:
+        from rclpy.parameter_client import AsyncParameterClient
+
+        self._client = AsyncParameterClient(probe.node, node_name)
+        self.timeout = timeout
+        if not self._client.wait_for_services(timeout_sec=timeout):
+            raise AssertionError(f'no parameter services of {node_name} within {timeout:g} s')
+
+    def _result(self, future: Any) -> Any:
+        wait_until(future.done, self.timeout, 'a parameter service reply')
+        return future.result()
+
+    def set(self, name: str, value: Any) -> tuple[bool, str]:
+        """(accepted, reason) of setting ``name`` to ``value`` (its Python type is the
+        parameter's type: 3 is an integer, 3.0 a double)."""
+        from rclpy.parameter import Parameter
+
+        (result,) = self._result(self._client.set_parameters([Parameter(name, value=value)])
+                                 ).results
+        return bool(result.successful), str(result.reason)
+
+    def get(self, name: str) -> Any:
+        from rclpy.parameter import parameter_value_to_python
+
+        (value,) = self._result(self._client.get_parameters([name])).values
+        return parameter_value_to_python(value)
+
+    def all(self) -> dict[str, Any]:
+        """Every parameter's value (as ``ros2 param dump``)."""
+        names = list(self._result(self._client.list_parameters()).result.names)
+        from rclpy.parameter import parameter_value_to_python
+
+        values = self._result(self._client.get_parameters(names)).values
+        return {n: parameter_value_to_python(v) for n, v in zip(names, values)}
+
+
 class Probe:
     """An rclpy node of the test in the domain under test, spun in a background thread."""
 
@@ -314,6 +356,10 @@ class Probe:
     def wait_publishers(self, topic: str, count: int = 1, timeout: float = 20.0) -> None:
         wait_until(lambda: self.node.count_publishers(topic) >= count, timeout,
                    f'{count} publisher(s) of {topic}')
+
+    def parameters(self, node_name: str) -> ParameterClient:
+        """A client of ``node_name``'s parameters (fully qualified, e.g. ``/sim_node``)."""
+        return ParameterClient(self, node_name)
 
     def node_names(self) -> list[str]:
         """Fully qualified names of the nodes this probe discovered (itself excluded)."""

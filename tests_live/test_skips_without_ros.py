@@ -30,7 +30,6 @@ def test_an_incomplete_ros_skips_every_live_test_with_its_reason(tmp_path: Path,
     out = done.stdout + done.stderr
     modules = sorted(p.stem for p in HERE.glob('test_*.py'))
     assert done.returncode == 0, out[-3000:]
-    summary = out.strip().splitlines()[-1]
-    assert re.fullmatch(rf'{len(modules)} skipped in [0-9.]+s', summary), summary
+    summary = re.search(r'^=* ?(\d+ \w+.*) in [0-9.]+s', out, re.MULTILINE)
+    assert summary and summary.group(1) == f'{len(modules)} skipped', out[-2000:]
     assert f'ROS 2 Python module {hidden} is missing' in out
-    assert 'error' not in summary and 'failed' not in summary

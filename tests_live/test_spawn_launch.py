@@ -200,7 +200,10 @@ def test_embedded_launch_serves_a_navigation_stack_and_ends_on_ctrl_c(ros):
     urdf = description.wait(1, timeout=30)[0].data
 
     # what a user sees with the ros2 CLI
-    nodes = ros.cli('node', 'list', '--no-daemon', '--spin-time', '3').stdout.split()
+    for _ in range(3):  # a loaded machine may need more than one discovery window
+        nodes = ros.cli('node', 'list', '--no-daemon', '--spin-time', '3').stdout.split()
+        if set(nodes) >= ONE_CAR_NODES:
+            break
     assert set(nodes) >= ONE_CAR_NODES, nodes
     listed = ros.cli('topic', 'list', '-t', '--no-daemon', '--spin-time', '3').stdout
     types = dict(re.findall(r'^(\S+) \[(\S+)\]$', listed, re.M))
@@ -265,6 +268,7 @@ def test_cmd_vel_from_ros2_topic_pub_drives_the_car_as_commanded(ros):
     pub.interrupt()
 
 
+@pytest.mark.timing
 def test_ros2_param_set_realtime_factor_takes_effect(ros):
     launch(ros, {'/sim_node'}, world='flat_track', lidar=False)
     clock = ros.probe.subscribe(Clock, '/clock', 100)
@@ -320,9 +324,11 @@ def test_lidar_errors_harsh_reach_scan(ros):
 
 # --------------------------------------------------------------------------- several cars
 def three_cars(ros: LiveRos, **arguments: Any) -> tuple[list[Any], list[Any], list[Any]]:
-    """Launch 3 cars on flat_track; their /odom, /scan and /scan_raw inboxes (1 message each)."""
+    """Launch 3 cars (on flat_track unless ``world`` says otherwise); their /odom, /scan and
+    /scan_raw inboxes (1 message each)."""
     names = {'/sim_node'} | {f'/car_{i}/{n}' for i in range(3) for n in PER_CAR_NODES}
-    proc = launch(ros, names, num_cars=3, world='flat_track', **arguments)
+    arguments.setdefault('world', 'flat_track')
+    proc = launch(ros, names, num_cars=3, **arguments)
     probe = ros.probe
     odom = [probe.subscribe(Odometry, f'/car_{i}/odom', 100) for i in range(3)]
     scans = [probe.subscribe(LaserScan, f'/car_{i}/scan', qos_profile_sensor_data)
@@ -370,8 +376,9 @@ def test_three_cars_each_with_its_topics_frames_and_own_commands(ros):
 
 def test_three_cars_with_lidar_errors_harsh(ros):
     """sim_node applies the model itself among several cars: every car's /scan has the preset's
-    holes (dropout 0.1) that its /scan_raw has not, for at least 20 s."""
-    _, scans, raws = three_cars(ros, lidar_errors='harsh')
+    holes (dropout 0.1) that its /scan_raw has not, for at least 20 s (on basic_track: on
+    flat_track car 0 sees nothing but infinity, where a hole is no different)."""
+    _, scans, raws = three_cars(ros, lidar_errors='harsh', world='basic_track')
     for i in range(3):
         scans[i].clear()
         raws[i].clear()

@@ -41,6 +41,7 @@ def yaw_of(msg: Odometry) -> float:
     return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
 
 
+@pytest.mark.timing  # a free-running loop over DDS: its latency grows with the machine's load
 @pytest.mark.parametrize('controller', ['fl', 'kanayama'])
 def test_tracker_follows_the_lemniscate_around_sim_node(ros: LiveRos, controller: str) -> None:
     sim = ros.run('rc_sim_engine', 'sim_node', {'world': 'flat_track', 'use_cmd_vel': True,

@@ -11,7 +11,8 @@ traceback.
 Shutdown (Ctrl-C, ``ros2 launch`` forwarding it, SIGTERM): the first SIGINT or SIGTERM ends the
 spin (a KeyboardInterrupt in the main thread, as with rclpy's default handler); every later one
 is ignored, so destroy_node and rclpy's shutdown run to their end and the process exits 0
-without a traceback however often Ctrl-C is pressed. Once :func:`run_node` returns, SIGINT stays
+without a traceback however often Ctrl-C is pressed (objects the interrupt cut short in their
+construction are not reported when they are collected). Once :func:`run_node` returns, SIGINT stays
 ignored (the interpreter's exit would otherwise restore the default action, and a Ctrl-C then
 kills the process) and SIGTERM is back to its default. A background spin thread (``foreground``)
 is stopped and joined before the node is destroyed: a thread still inside rclpy at interpreter
@@ -82,6 +83,8 @@ def run_node(factory: Callable[[], Any], args: list[str] | None = None, *,
         status = 2
     finally:
         stop.stopping = True  # from here on Ctrl-C interrupts nothing
+        if stop.interrupted:  # the interrupt may have cut an rclpy object's construction short:
+            sys.unraisablehook = _quiet  # its __del__ then fails, with nothing left to do
         if spinner is not None:
             spinner.stop()
         if executor is not None:
@@ -100,6 +103,7 @@ class _StopSignals:
 
     def __init__(self) -> None:
         self.stopping = False
+        self.interrupted = False
         self.installed = threading.current_thread() is threading.main_thread()
         if self.installed:
             for signum in STOP_SIGNALS:
@@ -108,7 +112,7 @@ class _StopSignals:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.stopping:
             return
-        self.stopping = True
+        self.stopping = self.interrupted = True
         raise KeyboardInterrupt
 
     def finish(self) -> None:
@@ -145,6 +149,11 @@ class _BackgroundSpin:
         self._stop.set()
         self._executor.wake()
         self._thread.join(JOIN_TIMEOUT_S)
+
+
+def _quiet(unraisable: Any) -> None:
+    """``sys.unraisablehook`` after a Ctrl-C: e.g. ``Task.__del__`` of a task whose ``__init__``
+    the KeyboardInterrupt cut short ("Exception ignored in ...", a traceback on the way out)."""
 
 
 def _init_rclpy(args: list[str] | None) -> None:
