@@ -210,6 +210,7 @@ class Simulator:
         self._end_plan()
         self._source = source
         self._source_output = output
+        self._buf.sched[lk.S_NEXT_COMMAND] = self.step_index  # due now (if any source)
 
     def _end_plan(self) -> None:
         self._log.end_plan(self.step_index * self._dt_ns)
@@ -283,6 +284,10 @@ class Simulator:
         head, primed = car.delay_head
         sched[lk.S_HEAD], sched[lk.S_PRIMED] = head, int(primed)
         plan = self._plan
+        if plan is None and self._source is None:  # nobody to ask at command ticks (commands
+            # come through command() / command_twist() between steps): one stretch, not one
+            # per command period, so the scans of the stretch are cast in one call
+            sched[lk.S_NEXT_COMMAND] = max(int(sched[lk.S_NEXT_COMMAND]), k_end + 1)
         plan_steer, plan_next = ((plan.steering_angle, plan.change_next) if plan is not None
                                  else self._buf.no_plan)
         plan_wheel = plan.wheel_speed if plan is not None else plan_steer
