@@ -25,7 +25,9 @@ _rc_ros_setup() {
   root="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)" || return 1
   kit="${RC_SIM_ROS_KIT:-}"
   if [ -z "$kit" ]; then  # beside the checkout (or beside one of its parent folders)
-    for kit in "$root/../shared/ros" "$root/../../shared/ros" "$root/../../../shared/ros"; do
+    # (and where this workplace keeps it, for checkouts made elsewhere, e.g. by CI)
+    for kit in "$root/../shared/ros" "$root/../../shared/ros" "$root/../../../shared/ros" \
+        /work/shared/ros; do
       [ -f "$kit/setup_overlay.sh" ] && break
     done
   fi
