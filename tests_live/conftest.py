@@ -146,3 +146,16 @@ def private_domain() -> Iterator[int]:
         else:
             os.environ['ROS_DOMAIN_ID'] = old
         lease.release()
+
+
+@pytest.fixture
+def rclpy_init(private_domain: int) -> Iterator[None]:
+    """rclpy's default context, initialised for a test that creates nodes in its own process
+    (in the test's private domain); shut down afterwards."""
+    import rclpy
+
+    rclpy.init(domain_id=private_domain)
+    try:
+        yield
+    finally:
+        rclpy.try_shutdown()

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 __all__ = ['DomainLease', 'Inbox', 'LiveRos', 'ParameterClient', 'Probe', 'RosProcess', 'Terminal',
-           'missing_ros', 'wait_until']
+           'missing_ros', 'spin_until', 'wait_until']
 
 #: Python modules the live tests need beyond rclpy (the ROS-only tests once checked rclpy alone).
 REQUIRED_MODULES = ('rclpy', 'launch', 'launch_ros', 'ros2cli', 'ament_index_python',
@@ -78,6 +78,15 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str,
         if time.monotonic() > deadline:
             raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
         time.sleep(period)
+
+
+def spin_until(executor: Any, done: Callable[[], bool], timeout: float = 3.0) -> bool:
+    """Spin ``executor`` (of nodes in the test process) until ``done()`` or ``timeout`` s;
+    returns ``done()``."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not done():
+        executor.spin_once(timeout_sec=0.02)
+    return done()
 
 
 class DomainLease:
@@ -196,6 +205,16 @@ class RosProcess:
             return False
         wait_until(seen, timeout, f'{text!r} from {self.name}')
         return self.output()
+
+    def user_error(self, timeout: float = 60.0) -> str:
+        """The one line a bad start-up gives (``error: ...``), after checking the contract: exit
+        status 2, exactly one such line, no traceback."""
+        status = self.wait(timeout)
+        out = self.output()
+        errors = [line for line in out.splitlines() if line.startswith('error: ')]
+        assert status == 2, f'{self.name} exited {status}:\n{out[-3000:]}'
+        assert len(errors) == 1 and 'Traceback' not in out, out[-3000:]
+        return errors[0]
 
     def signal(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError):

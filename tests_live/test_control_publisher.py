@@ -217,9 +217,4 @@ def test_publisher_bad_start_parameter_is_one_line_and_status_2(ros, params, mes
                    'angular_z: [0, 0, 0]\n')
     params = {k: {'SEQ': str(seq), 'BAD': str(bad)}.get(v, v) for k, v in params.items()}
     node = ros.run('rc_sim_control', 'rear_wheel_speed_publisher', params)
-    status = node.wait(60)
-    out = node.output()
-    errors = [line for line in out.splitlines() if line.startswith('error: ')]
-    assert status == 2, out
-    assert len(errors) == 1 and message in errors[0], out
-    assert 'Traceback' not in out, out
+    assert message in node.user_error()

@@ -1,17 +1,17 @@
 """rclpy nodes of the command chain in the test process: parameters, live validation, message
-flow (the node classes directly; the processes as users start them: test_control_*.py)."""
+flow, bad messages dropped with a log line while the node keeps running (NaN positions,
+mismatched joint states, NaN odometry); the node classes directly (the processes as users start
+them: test_control_*.py, test_sim_node.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import math
-import time
 from typing import Any
 
 from geometry_msgs.msg import Twist
+from live_harness import spin_until
 from nav_msgs.msg import Odometry
 import pytest
-import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -22,21 +22,9 @@ from rc_sim_control.ackermann import ackermann_split
 from rc_sim_description.params import load_vehicle_params
 
 PARAMS = load_vehicle_params()
+NAMES = ['rear_left_wheel_joint', 'rear_right_wheel_joint']
 
 
-@pytest.fixture
-def ros() -> Iterator[None]:
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
-def spin_until(executor: SingleThreadedExecutor, done: Callable[[], bool],
-               timeout: float = 3.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not done():
-        executor.spin_once(timeout_sec=0.02)
-    return done()
 
 
 def collector(node: Node, topic: str, msg_type: Any = Float64) -> list[Any]:
@@ -45,7 +33,7 @@ def collector(node: Node, topic: str, msg_type: Any = Float64) -> list[Any]:
     return got
 
 
-def test_mapper_maps_cmd_vel_and_rejects_nan(ros: None) -> None:
+def test_mapper_maps_cmd_vel_and_rejects_nan(rclpy_init: None) -> None:
     from rc_sim_control.nodes.turning_command_mapper import TurningCommandMapper
 
     mapper = TurningCommandMapper()
@@ -80,7 +68,7 @@ def test_mapper_maps_cmd_vel_and_rejects_nan(ros: None) -> None:
     probe.destroy_node()
 
 
-def test_mapper_rejects_bad_parameters_with_a_reason(ros: None) -> None:
+def test_mapper_rejects_bad_parameters_with_a_reason(rclpy_init: None) -> None:
     from rc_sim_control.nodes.turning_command_mapper import TurningCommandMapper
 
     node = TurningCommandMapper()
@@ -93,7 +81,7 @@ def test_mapper_rejects_bad_parameters_with_a_reason(ros: None) -> None:
     node.destroy_node()
 
 
-def test_bridge_publishes_the_ackermann_split(ros: None) -> None:
+def test_bridge_publishes_the_ackermann_split(rclpy_init: None) -> None:
     from rc_sim_control.nodes.rear_wheel_speed_bridge import RearWheelSpeedBridge
 
     bridge = RearWheelSpeedBridge()
@@ -119,7 +107,7 @@ def test_bridge_publishes_the_ackermann_split(ros: None) -> None:
     probe.destroy_node()
 
 
-def test_wheel_odometry_integrates_joint_states(ros: None) -> None:
+def test_wheel_odometry_integrates_joint_states(rclpy_init: None) -> None:
     from rc_sim_control.nodes.wheel_odometry import WheelOdometry
 
     odo = WheelOdometry()
@@ -164,3 +152,64 @@ def test_control_launch_description_declares_its_arguments() -> None:
     declared = {e.name for e in ld.entities if isinstance(e, DeclareLaunchArgument)}
     assert {'use_sim_time', 'params_file', 'mode'} <= declared
     assert any(isinstance(e, OpaqueFunction) for e in ld.entities)
+
+
+# ------------------------------------------------------------------ bad messages dropped
+def test_wheel_odometry_drops_bad_joint_states_and_keeps_running(rclpy_init: None) -> None:
+    from rc_sim_control.nodes.wheel_odometry import WheelOdometry
+
+    odo = WheelOdometry()
+    probe = Node('probe')
+    ex = SingleThreadedExecutor()
+    ex.add_node(odo)
+    ex.add_node(probe)
+    out: list[Any] = []
+    probe.create_subscription(Odometry, 'wheel_odom', out.append, 10)
+    pub = probe.create_publisher(JointState, 'joint_states', 10)
+
+    def publish(names: list[str], positions: list[float]) -> None:
+        msg = JointState()
+        msg.header.stamp = probe.get_clock().now().to_msg()
+        msg.name, msg.position = names, positions
+        pub.publish(msg)
+
+    for positions in ([math.nan, 0.0], [1.0], [math.inf, math.inf]):
+        publish(NAMES, positions)
+        spin_until(ex, lambda: False, timeout=0.1)
+    assert odo._drops.total == 3 and not out  # dropped, nothing published
+    angle = [0.0]
+
+    def send() -> bool:
+        angle[0] += 1.0
+        publish(NAMES, [angle[0], angle[0]])
+        return len(out) >= 2
+
+    assert spin_until(ex, send)  # still running: valid messages integrate
+    assert all(math.isfinite(o.pose.pose.position.x) for o in out)
+    ex.shutdown()
+    odo.destroy_node()
+    probe.destroy_node()
+
+
+def test_tracker_drops_nan_odometry(rclpy_init: None) -> None:
+    from rc_sim_control.nodes.trajectory_tracker import TrajectoryTracker
+
+    node = TrajectoryTracker()
+    probe = Node('probe')
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    ex.add_node(probe)
+    pub = probe.create_publisher(Odometry, 'odom', 10)
+    bad = Odometry()
+    bad.pose.pose.position.x = math.nan
+    bad.pose.pose.orientation.w = 1.0
+
+    def send() -> bool:
+        pub.publish(bad)
+        return node.drops.total > 0
+
+    assert spin_until(ex, send)
+    assert node.pose is None  # the NaN pose never reached the controller
+    ex.shutdown()
+    node.destroy_node()
+    probe.destroy_node()

@@ -21,13 +21,6 @@ from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
 
 
-@pytest.fixture
-def ros():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
 @pytest.fixture(autouse=True)
 def _signal_handlers() -> Iterator[None]:
     """run_node leaves SIGINT ignored (it ends a process): give pytest its handlers back."""
@@ -112,7 +105,8 @@ def test_unparsable_ros_arguments_are_one_line_and_status_2(ros_args, capfd) -> 
 
 
 @pytest.mark.parametrize(('override', 'why'), [(5000.0, 'range'), (5, 'type'), ('fast', 'type')])
-def test_declare_typed_rejects_bad_overrides_with_the_parameter_name(ros, override, why) -> None:
+def test_declare_typed_rejects_bad_overrides_with_the_parameter_name(rclpy_init, override,
+                                                                     why) -> None:
     node = Node('probe', parameter_overrides=[Parameter('rate', value=override)])
     try:
         with pytest.raises(ConfigError, match=r'^probe: parameter rate: ') as info:
@@ -122,7 +116,7 @@ def test_declare_typed_rejects_bad_overrides_with_the_parameter_name(ros, overri
         node.destroy_node()
 
 
-def test_declare_typed_returns_the_override_and_keeps_the_range(ros) -> None:
+def test_declare_typed_returns_the_override_and_keeps_the_range(rclpy_init) -> None:
     node = Node('probe', parameter_overrides=[Parameter('rate', value=20.0)])
     try:
         assert declare_typed(node, 'rate', 50.0, 'rate [Hz]', low=1.0, high=1000.0) == 20.0
