@@ -493,7 +493,8 @@ def test_mapper_hostile_cmd_vel(ros):
     # throttled: at most one warning per second (plus the first), each with its reason
     assert 1 <= len(warned['cmd_vel']) <= elapsed / 1.0 + 2, warned
     # exactly throttled: one line a second at most, yet a line each second of a long flood
-    assert min(warning_gaps(out)['cmd_vel']) >= 0.95, warning_gaps(out)  # log stamps: +- ms
+    # (log stamps are taken when the line is written: a loaded machine delays some by ~0.1 s)
+    assert min(warning_gaps(out)['cmd_vel']) >= 0.8, warning_gaps(out)
     assert len(warned['cmd_vel']) >= 4, warned  # the single ones, >= 2 in 3 s of flood, the last
     assert all(re.search(r'(linear\.x|angular\.z) is (nan|inf|-inf) \(\d+ dropped so far\)', r)
                for r in warned['cmd_vel']), warned
