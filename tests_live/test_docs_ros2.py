@@ -231,8 +231,13 @@ def step_pub_forever(walk: Walk, command: str) -> None:
     topic, v, z = twist_of(command)
     odom = walk.inbox(topic.replace('cmd_vel', 'odom'))
     pub = walk.start(command, 'pub')
-    wait_until(lambda: odom.last() is not None
-               and odom.last().twist.twist.linear.x > 0.8 * v, 60, f'{topic} to act')
+
+    def acting() -> bool:  # speed AND turn rate: the car may still coast from the step before
+        last = odom.last()
+        return last is not None and last.twist.twist.linear.x > 0.8 * v \
+            and (z == 0.0 or last.twist.twist.angular.z * math.copysign(1.0, z) > 0.8 * abs(z))
+
+    wait_until(acting, 60, f'{topic} to act')
     odom.clear()
     msgs = odom.wait(2, timeout=30)
     wait_until(lambda: stamp_s(odom.last()) - stamp_s(msgs[0]) > 3.0, 60, '3 s of /odom')

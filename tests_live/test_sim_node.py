@@ -172,14 +172,17 @@ def record_lockstep_run(ros: LiveRos, load: bool) -> dict[str, list[bytes]]:
               '/joint_states': JointState, '/scan': LaserScan, '/scan_raw': LaserScan,
               '/cmd_vel': Twist}
     raw: dict[str, list[bytes]] = {name: [] for name in topics}
-    for name, kind in topics.items():
-        ros.probe.node.create_subscription(kind, name, raw[name].append, DEEP, raw=True)
+    subs = [ros.probe.node.create_subscription(kind, name, raw[name].append, DEEP, raw=True)
+            for name, kind in topics.items()]
     burners = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])
                for _ in range(2 if load else 0)]
     try:
         node = ros.run('rc_sim_engine', 'sim_node', {
             'world': 'basic_track', 'x': -0.5, 'y': -1.875, 'lockstep': True,
             'use_cmd_vel': True, 'realtime_factor': 0.0, 'lidar_errors': 'harsh', 'seed': 7})
+        # the run waits for its controller only: every recording subscription connected first
+        wait_until(lambda: all(sub.get_publisher_count() > 0 for sub in subs
+                               if sub.topic_name != '/cmd_vel'), 60, 'the recording to connect')
         controller = ros.start([sys.executable, str(NODES / 'lane_controller.py'), '--ros-args',
                                 '-p', 'lane_y:=-1.6'], 'lane_controller')
         clock = ros.probe.subscribe(Clock, '/clock', DEEP)
