@@ -293,7 +293,9 @@ def test_wheel_odometry_both_models_follow_ground_truth_on_curves(ros: LiveRos) 
         ty = t_end.pose.pose.position.y - start.pose.pose.position.y
         err = math.hypot(dx - (c * tx + s * ty), dy - (-s * tx + c * ty))
         assert err < 0.05 + 0.01 * moved, (model, err, moved)
-        assert yaw_of(last) - yaw_of(first) == pytest.approx(turned, abs=0.03), model
+        # 2 % of the turn: the kinematic models ignore the tyres' slip (as the 1 % of the path)
+        assert yaw_of(last) - yaw_of(first) == pytest.approx(
+            turned, abs=0.03 + 0.02 * abs(turned)), model
     for proc in (sim, *odo.values()):
         assert proc.interrupt() == 0
 
