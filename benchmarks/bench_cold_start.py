@@ -5,7 +5,12 @@ its first simulated step with the compiled kernels loaded from numba's on-disk c
 short ``rcsim run`` (0.5 s simulated on basic_track, bag written, no plots). One warm-up process
 fills the cache first. Target: import + cached JIT < 2 s.
 
-Run: /work/venv/bin/python benchmarks/bench_cold_start.py
+With ``--compile``: the one-time kernel compile from an empty cache (a fresh
+``NUMBA_CACHE_DIR``, where the compile stamp lives too) of what ``rcsim run`` needs, on every
+core (the default) and in one process (``RC_SIM_COMPILE_WORKERS=1``), then of every set; then
+the first ``rcsim run`` after it (the demo's two laps, no plots), which must load everything.
+
+Run: python benchmarks/bench_cold_start.py [--compile]
 """
 
 from __future__ import annotations
@@ -39,6 +44,40 @@ def _wall(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+def compile_figures() -> None:
+    """The kernel compile from an empty cache: parallel and in one process."""
+    import os
+
+    py = sys.executable
+    rcsim = str(Path(py).with_name('rcsim'))
+    print(f'kernel compile from an empty cache (load average {os.getloadavg()[0]:.1f}):')
+    for label, extra, workers in (('rcsim run sets, every core', [], ''),
+                                  ('rcsim run sets, one process', [], '1'),
+                                  ('every set, every core', ['--all'], '')):
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, 'NUMBA_CACHE_DIR': cache, 'RC_SIM_QUIET': '1'}
+            if workers:
+                env['RC_SIM_COMPILE_WORKERS'] = workers
+            import resource
+
+            cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([py, '-m', 'rc_sim_engine.warmup', *extra], check=True, env=env)
+            seconds = time.perf_counter() - t0
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+            line = (f'  {label:<30}{seconds:6.1f} s wall, {cpu:5.1f} s of CPU '
+                    f'(load average {os.getloadavg()[0]:.1f})')
+            if not extra and not workers:
+                with tempfile.TemporaryDirectory() as out:
+                    t0 = time.perf_counter()
+                    subprocess.run([rcsim, 'run', '--world', 'basic_track', '--scenario',
+                                    'basic_track_lap', '--no-plots', '--out', f'{out}/r'],
+                                   check=True, env=env, stdout=subprocess.DEVNULL)
+                    line += f'; then the first rcsim run {time.perf_counter() - t0:.1f} s'
+            print(line, flush=True)
+
+
 def main(repeat: int = 3) -> None:
     py = sys.executable
     rcsim = str(Path(py).with_name('rcsim'))
@@ -62,4 +101,7 @@ def main(repeat: int = 3) -> None:
 
 
 if __name__ == '__main__':
-    main()
+    if '--compile' in sys.argv[1:]:
+        compile_figures()
+    else:
+        main()

@@ -153,6 +153,15 @@ def rcsim_csvs(case: Case, horizon: float, out: Path) -> dict[str, tuple[Path, s
     return csvs
 
 
+def cli_settings(measured: Path, base: Any) -> Any:
+    """The fit settings ``rcsim fit --params measured`` uses (the packaged defaults, the
+    measured values as priors)."""
+    from rc_sim_calibration.cli import _measured
+    from rc_sim_calibration.settings import load_fit_settings
+
+    return replace(load_fit_settings(), measured=_measured([str(measured)], base))
+
+
 def _timed_fit(train: list[Any], base: Any, settings: Any) -> tuple[Any, str]:
     """The default fit (``rc_sim_calibration.fit``) and a note: its wall and CPU time, the kept
     structure and its verdict on the held-out windows of the training recordings."""
@@ -268,10 +277,8 @@ def split_rows(car: str, horizon: float, fraction: float, out: Path) -> None:
                        score_csv(case, path, horizon, after))
 
 
-#: the DART fits of the other-day comparison: label -> training bags
-DART_FITS = {'fast': ['dart/4_sept_random_driving_fast.bag'],
-             'slow': ['dart/4_sept_random_driving_slow.bag'],
-             'fast+slow': ['dart/4_sept_random_driving_fast.bag',
+#: the DART fit of the other-day comparison (issue 27 item 4): label -> training bags
+DART_FITS = {'fast+slow': ['dart/4_sept_random_driving_fast.bag',
                            'dart/4_sept_random_driving_slow.bag']}
 
 
@@ -295,10 +302,12 @@ def other_day_rows(csv_dir: Path, horizon: float, out: Path) -> None:
     score_converted(cases, DART_FITS, horizon, out)
 
 
-#: the F1TENTH fits of the other-data-set comparison: label -> training bags
-F1TENTH_FITS = {'DS1+DS2': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2'],
-                'DS1-DS3': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2',
+#: the F1TENTH fit of the other-data-set comparison (issue 27 item 4: all three, no hold-out)
+F1TENTH_FITS = {'DS1-DS3': ['frictionmaps/frictionmaps_DS1', 'frictionmaps/frictionmaps_DS2',
                             'frictionmaps/frictionmaps_DS3']}
+#: ForzaETH's published single-track model of the F1TENTH car on DS4 and DS5, as issue 27 quotes
+#: it (position RMSE [m], yaw-rate RMSE [rad/s], 1 s windows); not recomputed here
+PUBLISHED_F1TENTH = {'frictionmaps_DS4': (0.312, 0.565), 'frictionmaps_DS5': (0.214, 0.398)}
 
 
 def other_set_rows(datasets: Path, horizon: float, out: Path) -> None:
@@ -328,7 +337,6 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
     set of ``fits``: label -> realdata bags) on every case (one car, one recording description);
     prints the rows."""
     from rc_sim_calibration.dataset import load_dataset
-    from rc_sim_calibration.settings import load_fit_settings
     from rc_sim_description.params import VehicleParams, load_vehicle_params
 
     root = realdata_dir()
@@ -336,13 +344,15 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
     measured = out / f'{car}_measured.yaml'
     measured.write_text(MEASURED[car])
     base = load_vehicle_params(overrides=[measured])
-    settings = load_fit_settings()
+    settings = cli_settings(measured, base)
     models: dict[str, tuple[VehicleParams, tuple[float, float, float] | None]] = {
         'rc-sim nominal': (base, None)}
     for label, bags in fits.items():
         train = [load_dataset(root / b, base, settings.data, recording=rec) for b in bags]
         result, note = _timed_fit(train, base, settings)
         print(f'{car} fit on {label}: {note}', flush=True)
+        for line in result.verdict.lines():
+            print(f'    {line}', flush=True)
         models[f'rc-sim cal. {label}'] = (result.params, _fitted_offset(result))
     for case in cases:
         for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
@@ -355,6 +365,10 @@ def score_converted(cases: list[Case], fits: dict[str, list[str]], horizon: floa
             path = _replay_csv(params, held, settings, horizon, out / (
                 f'{case.key}_{name.replace(" ", "_").replace("+", "_")}.csv'))
             _print_row(case, case.key, name, score_csv(case, path, horizon))
+        if case.key in PUBLISHED_F1TENTH:
+            pos, yaw = PUBLISHED_F1TENTH[case.key]
+            print(f'{case.car:8} {case.key:36} {"ForzaETH (issue)":16} {"-":>7} {"-":>7} '
+                  f'{pos:12.3f} {yaw:21.3f}', flush=True)
 
 
 def _print_row(case: Case, label: str, name: str, s: Score, note: str = '') -> None:
@@ -370,6 +384,8 @@ def main() -> int:
                         help=f'score an external CSV too; CASE in {[c.key for c in CASES]}')
     parser.add_argument('--no-rcsim', action='store_true',
                         help='skip the rc-sim rows (their fits take about a minute per case)')
+    parser.add_argument('--only-other-days', action='store_true',
+                        help='only the --dart-csv and --frictionmaps tables (issue 27 item 4)')
     parser.add_argument('--dart-csv', type=Path, metavar='DIR',
                         help="also score DART recordings of another day: the builders' logger "
                              'CSVs in DIR (e.g. Lorenzo-Lyons/DART System_identification/Data/'
@@ -395,7 +411,7 @@ def main() -> int:
               f'{"samples":>7} {"pos RMSE [m]":>12} {"yaw-rate RMSE [rad/s]":>21} {"time [s]":>8}')
     print(header)
     by_key = {c.key: c for c in CASES}
-    for case in CASES:
+    for case in ([] if args.only_other_days else CASES):
         for name, (predictor, cars) in {**PREDICTORS, **EXTRA_PREDICTORS}.items():
             if case.car not in cars:
                 continue
@@ -409,7 +425,7 @@ def main() -> int:
                 print(f'{case.car:8} {Path(case.bag).stem:36} {name:16} {s.windows:7d} '
                       f'{s.samples:7d} {s.pos_rmse:12.3f} {s.yaw_rate_rmse:21.3f} {"-":>8}  '
                       f'({note})', flush=True)
-    if args.split > 0 and not args.no_rcsim:
+    if args.split > 0 and not args.no_rcsim and not args.only_other_days:
         print(f'\ntime split: fitted on the first {args.split:.0%} of each recording, scored on '
               'the rest')
         print(header)
@@ -420,7 +436,7 @@ def main() -> int:
         print(header)
         other_day_rows(args.dart_csv, args.horizon, out)
     if args.frictionmaps is not None and not args.no_rcsim:
-        print('\nF1TENTH data sets beyond DS3 (rc-sim fitted on DS1+DS2 and on DS1-DS3)')
+        print('\nF1TENTH data sets beyond DS3 (rc-sim fitted on DS1-DS3)')
         print(header)
         other_set_rows(args.frictionmaps, args.horizon, out)
     for spec in args.csv:

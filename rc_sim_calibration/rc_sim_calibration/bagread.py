@@ -24,6 +24,7 @@ __all__ = [
     'RawBag',
     'StaticTransform',
     'default_recording',
+    'missing_topic_error',
     'parse_topic_overrides',
     'read_bag',
 ]
@@ -118,12 +119,27 @@ class RawBag:
     offset_declared: bool = False
 
 
-def default_recording(bag: Any, topics: Mapping[str, str] | None = None) -> Any:
+def missing_topic_error(bag: Any, topic: str, what: str) -> CalibrationError:
+    """``<what>: topic T is not in bag B (did you mean ...?); it has: ...`` (exit status 2)."""
+    from rc_sim_description.yamlio import did_you_mean
+
+    listed = ', '.join(sorted(bag.topics)) or 'no topics'
+    return CalibrationError(f'{what}: topic {topic} is not in bag {bag.path}'
+                            f'{did_you_mean(topic, bag.topics)}; it has: {listed}')
+
+
+def default_recording(bag: Any, topics: Mapping[str, str] | None = None,
+                      named: Iterable[str] = ()) -> Any:
     """The recording a ``--topic`` mapping describes: each role whose topic is in the bag (a
-    wrong type is an error naming the role); default names that are absent are left out."""
+    wrong type is an error naming the role); default names that are absent are left out, a
+    topic the user ``named`` (``--topic ROLE=/NAME``) that is absent is an error (never
+    silently replaced by another source)."""
     from rc_sim_description.recording import ROLE_TYPES, recording_from_mapping
 
     topics = dict(DEFAULT_TOPICS if topics is None else topics)
+    for role in named:
+        if topics[role] not in bag.topics:
+            raise missing_topic_error(bag, topics[role], f'--topic {role}={topics[role]}')
     body: dict[str, dict[str, Any]] = {}
     for role, topic in topics.items():
         info = bag.topics.get(topic)
@@ -176,9 +192,11 @@ def _pose_frame(bag: Any, role: Any, msgtype: str) -> str:
 
 
 def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
-             recording: Any = None, skip_corrupt: bool = False) -> RawBag:
+             recording: Any = None, skip_corrupt: bool = False,
+             named: Iterable[str] = ()) -> RawBag:
     """Read the roles of a bag (directory, .db3, .mcap or ROS 1 .bag) described by
-    ``recording`` (a Recording or a YAML path), else by the ``topics`` role mapping."""
+    ``recording`` (a Recording or a YAML path), else by the ``topics`` role mapping (``named``:
+    the roles the user mapped, which must exist)."""
     from rc_sim_description.bags import open_bag
     from rc_sim_description.recording import Recording, extract, load_recording
 
@@ -190,10 +208,14 @@ def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
         rec = load_recording(rec)
     elif rec is not None:
         pose_role = rec.roles.get('pose')
-        declared = pose_role is not None and any(pose_role.offset)
+        declared = pose_role is not None and pose_role.offset_declared
     with open_bag(bag_path, skip_corrupt=skip_corrupt) as bag:
         if rec is None:
-            rec = default_recording(bag, topics)
+            rec = default_recording(bag, topics, named)
+        else:
+            for name, role in rec.roles.items():
+                if name != 'scan' and role.topic not in bag.topics:
+                    raise missing_topic_error(bag, role.topic, f'{rec.source}: {name}')
         channels = extract(rec, bag) if rec is not None else {}
         start_ns = bag.start_ns
         available = {name: info.msgtype for name, info in bag.topics.items()}
@@ -228,6 +250,8 @@ def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
         series[key], roles[key], clocks[key] = entry, role.topic, ch.clock
         if role.kind:
             kinds[key] = role.kind
+    for key in list(series):
+        series[key] = sanitise_series(series[key], key, f'{bag_path}: {roles[key]}')
     return RawBag(path=str(bag_path), start_ns=int(start_ns), topics=available, roles=roles,
                   series=series, kinds=kinds, pose_offset=offset, clocks=clocks,
                   pose_frame=frame, static_tf=static, offset_declared=declared)
@@ -236,6 +260,80 @@ def read_bag(path: str | Path, topics: Mapping[str, str] | None = None, *,
 #: Series that hold their value until the next message (commands, deadman): a clipped bag keeps
 #: the value in force at its start.
 HELD_SERIES = ('steering', 'wheel_speed', 'drive', 'cmd_vel', 'ackermann', 'enable')
+#: the fields of each series that must be finite (a pose's twist may be NaN: it is then derived)
+FINITE_FIELDS = {'pose': ('x', 'y', 'yaw'), 'odom': ('x', 'y', 'qz', 'qw'),
+                 'cmd_vel': ('linear_x', 'angular_z'), 'ackermann': ('steering_angle', 'speed'),
+                 'imu': ('yaw_rate',), 'joint_states': ('rear_left', 'rear_right')}
+#: [s] a hole in a topic's stamps longer than this separates clusters of stamps: a stamp far
+#: from the rest of its topic (a clock jump, a corrupt stamp) is not part of the recording
+STAMP_CLUSTER_GAP = 600.0
+#: the largest share of a topic's messages that may be dropped as bad before the bag is refused
+MAX_DROPPED_SHARE = 0.5
+
+
+def _stamp_outliers(t: Array) -> Array:
+    """Mask of stamps outside the topic's main cluster (clusters split at holes longer than
+    :data:`STAMP_CLUSTER_GAP`; the cluster with the most messages is the recording)."""
+    if t.size < 2:
+        return np.zeros(t.size, dtype=bool)
+    order = np.argsort(t, kind='stable')
+    cluster = np.concatenate([[0], np.cumsum(np.diff(t[order]) > STAMP_CLUSTER_GAP)])
+    main = np.bincount(cluster).argmax()
+    out = np.zeros(t.size, dtype=bool)
+    out[order] = cluster != main
+    return out
+
+
+def sanitise_series(entry: dict[str, Array], key: str, where: str) -> dict[str, Array]:
+    """One role's series without messages a fit cannot use, sorted by time: non-finite values
+    or stamps, stamps far from the rest of the topic (:func:`_stamp_outliers`), repeated stamps
+    (a command keeps the last message of a stamp, a measurement the first). What was dropped is
+    one warning counting each kind (with the time of the first); more than
+    :data:`MAX_DROPPED_SHARE` of the messages dropped is a one-line CalibrationError naming the
+    topic (``where``) and the time [s since the bag's first message]."""
+    from rc_sim_description.bags.errors import warn
+
+    t = np.asarray(entry['t'], dtype=float)
+    n = t.size
+    if n == 0:
+        return entry
+    fields = FINITE_FIELDS.get(key, ('value',) if 'value' in entry else ())
+    finite = np.isfinite(t)
+    for name in fields:
+        finite &= np.isfinite(np.asarray(entry[name], dtype=float))
+    far = np.zeros(n, dtype=bool)
+    idx = np.flatnonzero(finite)
+    far[idx] = _stamp_outliers(t[idx])
+    keep = finite & ~far
+    idx = np.flatnonzero(keep)
+    idx = idx[np.argsort(t[idx], kind='stable')]
+    ts = t[idx]
+    if key in HELD_SERIES:      # the last message of a stamp is the command in force
+        unique = np.concatenate([np.diff(ts) > 0, [True]]) if ts.size else ts.astype(bool)
+    else:
+        unique = np.concatenate([[True], np.diff(ts) > 0]) if ts.size else ts.astype(bool)
+    repeated = int((~unique).sum())
+    idx = idx[unique]
+    dropped = n - idx.size
+    if not dropped:
+        return entry
+    parts = []
+    if (~finite).any():
+        first = t[np.flatnonzero(~finite)[0]]
+        at = f'first at t = {first:.3f} s' if math.isfinite(first) else 'first with a ' \
+            'non-finite stamp'
+        parts.append(f'{int((~finite).sum())} with NaN or infinite values ({at})')
+    if far.any():
+        parts.append(f'{int(far.sum())} stamped far from the rest of the topic (t = '
+                     f'{t[np.flatnonzero(far)[0]]:.6g} s; more than {STAMP_CLUSTER_GAP:g} s '
+                     'apart)')
+    if repeated:
+        parts.append(f'{repeated} with a repeated stamp')
+    text = f'{where}: {dropped} of {n} messages unusable: ' + '; '.join(parts)
+    if idx.size < (1.0 - MAX_DROPPED_SHARE) * n or idx.size < 2:
+        raise CalibrationError(text + ' (too many to drop: clean the recording)')
+    warn(text + '; dropped')
+    return {name: np.asarray(values)[idx] for name, values in entry.items()}
 
 
 def clip_raw(raw: RawBag, t_from: float, t_to: float) -> RawBag:

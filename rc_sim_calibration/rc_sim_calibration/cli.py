@@ -26,10 +26,57 @@ real one, and the fit should recover that car's steering trim, tyres, yaw inerti
     --params rc_sim_calibration/config/example_different_car.yaml \\
     --out "runs/bags/$(basename "$s" .yaml)"; done
   rcsim fit --bag runs/bags/* --out runs/calibrated.yaml --report runs/report
-then read runs/report/summary.md and compare runs/calibrated.yaml with the example car.
+then open runs/report/index.html and compare runs/calibrated.yaml with the example car.
 
-with a real car: record one bag per scenario of `rcsim protocol` (see its PROTOCOL.md) and give
-them to --bag (every third one is held out for validation unless --validate is given).'''
+with a real car (docs/calibration.md): record one bag per scenario of `rcsim protocol` (see its
+PROTOCOL.md), write what you measured into measured.yaml, describe the topics (rcsim inspect
+--write-recording), then
+  rcsim fit --bag bags/* --recording car.yaml --params measured.yaml --out calibrated.yaml \\
+    --report report/
+each session (else each bag) is predicted by a fit on the others; the written model uses them
+all. Exit 0: the twin predicts every held-out bag at least as well as the uncalibrated car;
+3: rejected (one line says why; --accept-worse writes calibrated.yaml anyway); 2: bad input.'''
+
+
+# --------------------------------------------------------------------------- defaults
+#: command-line flag -> (section, key) of config/fit_default.yaml: the one source of the
+#: defaults --help prints (docs/calibration.md is tested against the same table)
+FLAG_DEFAULTS: dict[str, tuple[str, str]] = {
+    '--dt': ('simulation', 'dt'),
+    '--cmd-vel-mode': ('data', 'cmd_vel_mode'),
+    '--optimizer': ('optimizer', 'name'),
+    '--budget': ('optimizer', 'budget'),
+    '--seed': ('optimizer', 'seed'),
+    '--horizon': ('cost', 'horizon'),
+    '--metric': ('cost', 'metric'),
+    '--prior-strength': ('cost', 'prior_strength'),
+}
+
+
+def packaged_default(flag: str) -> Any:
+    """The default of ``flag`` in the packaged config/fit_default.yaml (:data:`FLAG_DEFAULTS`)."""
+    section, key = FLAG_DEFAULTS[flag]
+    return _packaged_yaml().get(section, {}).get(key)
+
+
+def _packaged_yaml() -> dict[str, Any]:
+    import yaml
+
+    from rc_sim_description.paths import share_path
+
+    if not _YAML_CACHE:
+        path = share_path('config/fit_default.yaml', 'rc_sim_calibration')
+        _YAML_CACHE.append(yaml.safe_load(path.read_text(encoding='utf-8')) or {})
+    return _YAML_CACHE[0]
+
+
+_YAML_CACHE: list[dict[str, Any]] = []
+
+
+def _default(flag: str) -> str:
+    """``(default: V, section.key of the fit YAML)`` for a --help text."""
+    section, key = FLAG_DEFAULTS[flag]
+    return f'(default: {packaged_default(flag)}, {section}.{key} of the fit YAML)'
 
 
 # --------------------------------------------------------------------------- arguments
@@ -49,8 +96,7 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                    'they are an error)')
     p.add_argument('--cmd-vel-mode', default=None,
                    choices=('curvature', 'radius', 'steering_angle', 'yaw_rate'),
-                   help='mapper mode the real car used for /cmd_vel (default: fit YAML, '
-                   'yaw_rate)')
+                   help='mapper mode the real car used for /cmd_vel ' + _default('--cmd-vel-mode'))
     p.add_argument('--mapper', metavar='KEY=VALUE', action='append', default=[],
                    help="parameter of the real car's /cmd_vel mapper (MapperConfig field, e.g. "
                    'wheelbase=0.32); repeatable')
@@ -59,7 +105,7 @@ def _common_data_arguments(p: argparse.ArgumentParser) -> None:
                         'config/fit_measured_steering.yaml when --params holds steering angles '
                         'measured at standstill)')
     p.add_argument('--dt', type=float, default=None,
-                   help='physics step of the replay [s] (default: fit YAML, 0.002)')
+                   help='physics step of the replay [s] ' + _default('--dt'))
     p.add_argument('--odom-offset', metavar='X,Y[,YAW]', default=None,
                    help='where the pose of the recording is measured: x, y [m] (and yaw [rad]) '
                    'of the measured frame (mocap body, tracked point) in base_link, the rear-axle '
@@ -71,28 +117,34 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--bag', metavar='BAG', nargs='+', action='append', required=True,
                    help='training bag(s): rosbag2 directory, .db3/.mcap file or ROS 1 .bag')
     p.add_argument('--validate', metavar='BAG', nargs='+', action='append', default=[],
-                   help='held-out bag(s) (default: every third training bag when >= 3 are '
-                   'given; see --no-split)')
+                   help='held-out bag(s) the fit does not see (default: with two or more '
+                   'training bags, each session, else each bag, is predicted by a fit on the '
+                   'others; the written model uses them all)')
     p.add_argument('--no-split', action='store_true',
-                   help='do not hold out training bags when --validate is absent')
+                   help='judge on held-out windows of each training bag instead of whole '
+                   'bags (faster: no fits without a bag; weaker)')
+    p.add_argument('--prior-strength', metavar='SECONDS', type=float, default=None,
+                   help='how much the priors (the measured values and the plausible ranges of '
+                   'the fit YAML) weigh, in seconds of driving: recordings much longer than '
+                   'this override them ' + _default('--prior-strength'))
     _common_data_arguments(p)
     p.add_argument('--free', metavar='A,B,...', default=None,
                    help='comma-separated free parameters (vehicle.yaml leaf names or '
                    'pacejka_lateral.B ...); default: the fit YAML free set')
     p.add_argument('--optimizer', choices=('cma', 'bayes', 'grid'), default=None,
-                   help='global optimiser (default: fit YAML, cma)')
+                   help='global optimiser ' + _default('--optimizer'))
     p.add_argument('--budget', type=int, default=None,
-                   help='global optimiser evaluations of the chosen structure (default: fit '
-                   'YAML, 600)')
+                   help='evaluations of the global search on the chosen structure ' +
+                   _default('--budget'))
     p.add_argument('--popsize', type=int, default=None,
                    help='CMA-ES population / bayes batch size (default: automatic)')
     p.add_argument('--horizon', type=float, default=None,
-                   help='window length of the window protocol [s] (default: fit YAML, 1)')
+                   help='window length of the window protocol [s] ' + _default('--horizon'))
     p.add_argument('--metric', choices=('mse', 'rmse', 'itae'), default=None,
-                   help='cost of the windowed errors (default: fit YAML, mse)')
+                   help='cost of the windowed errors ' + _default('--metric'))
     p.add_argument('--no-polish', action='store_true', help='skip the least-squares polish')
     p.add_argument('--seed', type=int, default=None,
-                   help='seed of the optimiser (default: fit YAML, 0)')
+                   help='seed of the optimiser ' + _default('--seed'))
     p.add_argument('--out', metavar='YAML', default='calibrated.yaml',
                    help='calibrated override file (default: calibrated.yaml)')
     p.add_argument('--report', metavar='DIR', default=None,
@@ -105,6 +157,8 @@ def add_fit_arguments(p: argparse.ArgumentParser) -> None:
 
 #: exit status of ``fit`` when the held-out error rose (2 = bad input); see verdict.py
 EXIT_WORSE = 3
+#: what ``fit --report`` writes (``--force`` replaces only such a directory)
+REPORT_FILES = ('*.png', '*.md')
 
 
 def register(subparsers: Any) -> None:
@@ -123,7 +177,7 @@ def register(subparsers: Any) -> None:
                    help='prediction CSV window,t,x,y,yaw,vx,vy,yaw_rate '
                    '(docs/prediction_windows.md)')
     r.add_argument('--horizon', type=float, default=None,
-                   help='window length H [s] (default: fit YAML, 1)')
+                   help='window length H [s] ' + _default('--horizon'))
     r.add_argument('--force', action='store_true', help='overwrite --out')
     _common_data_arguments(r)
     r.set_defaults(func=replay_command)
@@ -150,6 +204,12 @@ def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> An
         if value is not None:  # named as the user typed it, before the config merge
             count_in(value, low, MAX_EVALUATIONS if flag != 'seed' else 2 ** 32 - 1,
                      f'--{flag}')
+    strength = getattr(args, 'prior_strength', None)
+    if strength is not None and not (math.isfinite(strength) and strength > 0):
+        from rc_sim_calibration.errors import CalibrationError
+
+        raise CalibrationError(f'--prior-strength: must be a positive number of seconds, got '
+                               f'{strength}')
 
     def put(section: str, key: str, value: Any) -> None:
         if value is not None:
@@ -163,6 +223,9 @@ def _settings(args: argparse.Namespace, free: Sequence[str] | None = None) -> An
     put('optimizer', 'seed', getattr(args, 'seed', None))
     put('cost', 'horizon', getattr(args, 'horizon', None))
     put('cost', 'metric', getattr(args, 'metric', None))
+    put('cost', 'prior_strength', getattr(args, 'prior_strength', None))
+    if getattr(args, 'no_split', False):
+        put('verdict', 'hold_out', 'windows')
     if getattr(args, 'no_polish', False):
         put('optimizer', 'polish', False)
     settings = load_fit_settings(args.config, free=free, overrides=over)
@@ -220,14 +283,6 @@ def _flatten(groups: Sequence[Sequence[str]]) -> list[str]:
     return [b for g in groups for b in g]
 
 
-def _split(bags: list[str], validate: list[str], no_split: bool) -> tuple[list[str], list[str]]:
-    """Automatic hold-out: every third bag (index 2, 5, ...) when >= 3 and no --validate."""
-    if validate or no_split or len(bags) < 3:
-        return bags, validate
-    return ([b for i, b in enumerate(bags) if i % 3 != 2],
-            [b for i, b in enumerate(bags) if i % 3 == 2])
-
-
 # --------------------------------------------------------------------------- commands
 def _offset(args: argparse.Namespace) -> tuple[float, float, float] | None:
     if getattr(args, 'odom_offset', None) is None:
@@ -237,24 +292,46 @@ def _offset(args: argparse.Namespace) -> tuple[float, float, float] | None:
     return parse_offset(args.odom_offset)
 
 
+def _measured(paths: Sequence[str], base: Any) -> dict[str, Any]:
+    """The vehicle keys the user's --params files set (what was measured or is known about the
+    car) with their values in ``base``."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.yamlio import read_yaml
+
+    leaves = base.leaf_values()
+    out: dict[str, Any] = {}
+    for path in paths:
+        data = read_yaml(path, ConfigError, 'vehicle override ')
+        for body in (data or {}).values():
+            if isinstance(body, dict):
+                out.update({k: leaves[k] for k in body if k in leaves})
+    return out
+
+
 def fit_command(args: argparse.Namespace) -> int:
     """Fit the simulator's vehicle parameters to real-car bags and write calibrated.yaml.
 
-    Exit status 0 when the calibrated model predicts the held-out data at least as well as the
-    nominal one, 3 when a held-out error rose (calibrated.yaml is then not written unless
-    --accept-worse), 2 on bad input.
+    Exit status 0 when the calibrated model predicts every held-out recording at least as well
+    as the nominal one, 3 when it is rejected (worse than nominal on a held-out recording, or
+    most free parameters not determined by the recordings; calibrated.yaml is then not written
+    unless --accept-worse), 2 on bad input.
     """
+    from dataclasses import replace
+
     from rc_sim_calibration.dataset import load_dataset
     from rc_sim_calibration.errors import CalibrationError
-    from rc_sim_calibration.fit import check_kinds, check_settings, fit
-    from rc_sim_calibration.settings import override_values
+    from rc_sim_calibration.fit import check_finite, check_kinds, check_settings, fit
+    from rc_sim_calibration.progress import FitProgress
     from rc_sim_description.atomic import atomic_output_dir, check_output_path
-    from rc_sim_description.cli_support import progress
     from rc_sim_description.params import dump_override
 
-    out = check_output_path(args.out, force=args.force)
+    # outputs never over an input, with or without --force (rc_sim_description.atomic)
+    inputs = {'--bag': _flatten(args.bag), '--validate': _flatten(args.validate),
+              '--params': args.params, '--recording': args.recording, '--config': args.config}
+    out = check_output_path(args.out, force=args.force, kind='file', inputs=inputs)
     if args.report is not None:
-        check_output_path(args.report, force=args.force)
+        check_output_path(args.report, force=args.force, kind='dir', label='--report',
+                          names=REPORT_FILES, inputs={**inputs, '--out': args.out})
     free = None
     if args.free is not None:
         free = [f.strip() for f in args.free.split(',') if f.strip()]
@@ -262,37 +339,43 @@ def fit_command(args: argparse.Namespace) -> int:
             raise CalibrationError('--free: give at least one parameter name')
     settings = _settings(args, free)
     base = _base_params(args)
+    settings = replace(settings, measured=_measured(args.params, base))
     check_settings(settings, base)  # name and bound errors before reading any bag
-    offset = _offset(args)
-    bags, held = _split(_flatten(args.bag), _flatten(args.validate), args.no_split)
-    recording = _recording(args)
-    train = [load_dataset(b, base, settings.data, args.topic, recording=recording,
-                          skip_corrupt=args.skip_corrupt, pose_offset=offset) for b in bags]
-    validate = [load_dataset(b, base, settings.data, args.topic, recording=recording,
-                             skip_corrupt=args.skip_corrupt, pose_offset=offset) for b in held]
-    check_kinds(train, validate)
-    if not validate:
-        print('note: no validation bags (give --validate BAG or >= 3 training bags): the fit '
-              'is judged on held-out windows of the training bags', file=sys.stderr)
-    n_cand = 1 if not settings.free_auto else \
-        len(settings.servo_models) * len(settings.delay_options) * len(settings.relax_options)
-    total = settings.budget + (settings.stage_budget * n_cand if n_cand > 1 else 0) + \
-        (settings.polish_max_nfev * 20 if settings.polish else 0)
-    with progress('fitting', total) as bar:
-        result = fit(train, base, settings, validate=validate, progress=bar.advance)
-    header = '\n'.join(result.summary_lines())
-    values = override_values(result.params, result.written_keys)
-    write_yaml = result.verdict.ok or args.accept_worse
-    if args.report is not None:
-        from rc_sim_calibration.report import write_report
+    from rc_sim_engine.warmup import ensure_compiled
 
-        with atomic_output_dir(args.report, force=args.force) as tmp:
-            tmp.mkdir()
-            write_report(tmp, result, settings, train, validate)
-            if write_yaml:
-                dump_override(values, out, header=header)
-    elif write_yaml:
-        dump_override(values, out, header=header)
+    ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True), 'fit')  # once: one line
+    offset = _offset(args)
+    bags, held = _flatten(args.bag), _flatten(args.validate)
+    recording = _recording(args)
+    with FitProgress(_fit_budget(settings, len(bags))) as reporter:
+        reporter.stage(f'reading {len(bags) + len(held)} recording(s)')
+        train = [load_dataset(b, base, settings.data, args.topic, recording=recording,
+                              skip_corrupt=args.skip_corrupt, pose_offset=offset) for b in bags]
+        validate = [load_dataset(b, base, settings.data, args.topic, recording=recording,
+                                 skip_corrupt=args.skip_corrupt, pose_offset=offset)
+                    for b in held]
+        check_kinds(train, validate)
+        result = fit(train, base, settings, validate=validate, reporter=reporter)
+        values = result.complete_values()
+        check_finite([k for k, v in values.items() if isinstance(v, float)],
+                     [v for v in values.values() if isinstance(v, float)])
+        write_yaml = result.verdict.ok or args.accept_worse
+        header = '\n'.join(result.summary_lines())
+        if args.report is not None:
+            from rc_sim_calibration.report import write_report
+
+            reporter.stage('report')
+            import shlex
+
+            command = shlex.join(['rcsim', *sys.argv[1:]]) if sys.argv[1:2] == ['fit'] else \
+                shlex.join(['fit', *sys.argv[1:]])
+            with atomic_output_dir(args.report, force=args.force, names=REPORT_FILES) as tmp:
+                tmp.mkdir()
+                write_report(tmp, result, settings, train, validate, command=command)
+                if write_yaml:
+                    dump_override(values, out, header=header)
+        elif write_yaml:
+            dump_override(values, out, header=header)
     print(header)
     written = [str(out)] if write_yaml else []
     written += [f'the report {args.report}'] if args.report else []
@@ -304,6 +387,15 @@ def fit_command(args: argparse.Namespace) -> int:
         print(f'fit rejected: {result.verdict.reason()}; {out.name} {action}', file=sys.stderr)
         return EXIT_WORSE
     return 0
+
+
+def _fit_budget(settings: Any, n_bags: int) -> int:
+    """Evaluations a fit announces up front (the stages refine it)."""
+    n_cand = 1 if not settings.free_auto else \
+        len(settings.servo_models) * len(settings.delay_options) * len(settings.relax_options)
+    folds = min(n_bags, 5) if n_bags >= 2 and settings.hold_out == 'recordings' else 0
+    return (settings.budget + settings.stage_budget * (2 * n_cand + 4 * folds) +
+            (settings.polish_max_nfev * 40 if settings.polish else 0))
 
 
 def replay_command(args: argparse.Namespace) -> int:
@@ -320,7 +412,9 @@ def replay_command(args: argparse.Namespace) -> int:
 
         raise CalibrationError(f'--horizon: must be a positive number of seconds, got '
                                f'{args.horizon}')
-    out = check_output_path(args.out, force=args.force)
+    out = check_output_path(args.out, force=args.force, kind='file', inputs={
+        '--bag': args.bag, '--params': args.params, '--recording': args.recording,
+        '--config': args.config})
     settings = _settings(args)
     params = _base_params(args)
     horizon = settings.horizon
@@ -341,10 +435,13 @@ def protocol_command(args: argparse.Namespace) -> int:
     """Write the recommended acquisition protocol (scenario YAMLs + PROTOCOL.md) into DIR."""
     from rc_sim_calibration.errors import CalibrationError
     from rc_sim_calibration.protocol import write_protocol
+    from rc_sim_description.atomic import check_output_path
     from rc_sim_description.params import load_vehicle_params
 
     if not args.speed > 0:
         raise CalibrationError(f'--speed: must be > 0 m/s, got {args.speed}')
+    check_output_path(args.out, force=args.force, kind='dir', names=('*.yaml', 'PROTOCOL.md'),
+                      inputs={'--params': args.params})
     params = load_vehicle_params(overrides=args.params)
     paths = write_protocol(args.out, params, speed=args.speed, force=args.force)
     print(f'wrote {len(paths)} files into {args.out} (see {Path(args.out) / "PROTOCOL.md"})')

@@ -134,6 +134,7 @@ class Dataset:
     notes: tuple[str, ...] = field(default_factory=tuple)
     steering_kind: str = 'angle'      # angle [rad] | normalised ([-1, 1] servo command)
     drive_kind: str = 'wheel_speed'   # wheel_speed [rad/s] (speed commands converted) | throttle
+    #                                   | acceleration [m/s^2] (force commands converted)
     drive_cmd: Array = field(default_factory=_empty)  # drive values in drive_kind
     t_enable: Array = field(default_factory=_empty)   # deadman events [s]
     enable: Array = field(default_factory=_empty)     # 1 where commands act
@@ -150,6 +151,7 @@ class Dataset:
     imu_t: Array = field(default_factory=_empty)     # gyro samples on the pose clock [s]
     imu_yaw_rate: Array = field(default_factory=_empty)  # gyro z minus its bias [rad/s]
     imu_shift: float = 0.0                           # gyro stamp - pose clock [s]
+    drive_command: str = 'wheel_speed'               # the car's own: wheel_speed|speed|throttle
 
     @property
     def duration(self) -> float:
@@ -201,9 +203,10 @@ class Dataset:
 
 
 def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
-              topics: Mapping[str, str]) -> tuple[Array, Array, Array, Array, str, str, str]:
-    """(t, steering, wheel speed [rad/s] (NaN for throttle), drive in its kind, steering kind,
-    drive kind, source)."""
+              topics: Mapping[str, str]) -> tuple[Array, Array, Array, Array, str, str, str, str]:
+    """(t, steering, wheel speed [rad/s] (NaN for throttle and acceleration), drive in its kind
+    (an acceleration [m/s^2] for force commands too), steering kind, drive kind, source, the
+    car's own drive command: wheel_speed, speed, throttle, acceleration or force)."""
     s = raw.series
     drive_key = 'wheel_speed' if 'wheel_speed' in s else 'drive'
     if 'steering' in s and drive_key in s:
@@ -213,10 +216,14 @@ def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
         kind = raw.kinds.get(drive_key, 'wheel_speed')
         wheel = {'wheel_speed': drive, 'speed': drive / params.geometry.wheel_radius}.get(
             kind, np.full_like(drive, np.nan))
+        source = f'{raw.roles["steering"]} + {raw.roles[drive_key]} ({kind})'
+        if kind in ('acceleration', 'force'):  # an acceleration drive (a force: / the mass)
+            acc = drive / params.mass_properties.mass if kind == 'force' else drive
+            return (t, steer, wheel, acc, raw.kinds.get('steering', 'angle'), 'acceleration',
+                    source, kind)
         return (t, steer, wheel, drive if kind == 'throttle' else wheel,
                 raw.kinds.get('steering', 'angle'),
-                'throttle' if kind == 'throttle' else 'wheel_speed',
-                f'{raw.roles["steering"]} + {raw.roles[drive_key]} ({kind})')
+                'throttle' if kind == 'throttle' else 'wheel_speed', source, kind)
     if 'cmd_vel' in s:
         from rc_sim_control.ackermann import MapperConfig, map_sequence
 
@@ -227,12 +234,12 @@ def _commands(raw: RawBag, params: VehicleParams, opts: DatasetOptions,
         wheel = np.asarray(mapped.wheel_speed, dtype=float)
         return (s['cmd_vel']['t'], np.asarray(mapped.steering_angle, dtype=float), wheel, wheel,
                 'angle', 'wheel_speed',
-                f'{raw.roles["cmd_vel"]} (mapper mode {opts.cmd_vel_mode})')
+                f'{raw.roles["cmd_vel"]} (mapper mode {opts.cmd_vel_mode})', 'wheel_speed')
     if 'ackermann' in s:
         a = s['ackermann']
         wheel = a['speed'] / params.geometry.wheel_radius
         return (a['t'], a['steering_angle'].copy(), wheel, wheel, 'angle', 'wheel_speed',
-                f'{raw.roles["ackermann"]} (ackermann_msgs)')
+                f'{raw.roles["ackermann"]} (ackermann_msgs)', 'speed')
     raise CalibrationError(
         f'{raw.path}: no command topics ({topics["steering"]} + {topics["wheel_speed"]}, '
         f'{topics["cmd_vel"]} or {topics["ackermann"]}); the bag has: '
@@ -322,8 +329,8 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
             f'{raw.path}: no odometry topic {topics["odom"]} (nav_msgs/Odometry) and no pose; '
             f'the bag has: {_topic_list(raw)}; map one with --topic odom=NAME or --topic '
             'pose=NAME, or describe the recording with --recording')
-    t_cmd, steer_cmd, wheel_cmd, drive_cmd, steer_kind, drive_kind, cmd_source = _commands(
-        raw, params, opts, topics)
+    t_cmd, steer_cmd, wheel_cmd, drive_cmd, steer_kind, drive_kind, cmd_source, drive_command \
+        = _commands(raw, params, opts, topics)
     notes: list[str] = []
     motion = raw.series[source]
     frame = raw.pose_frame or ('base_link' if source == 'odom' else '')
@@ -356,6 +363,9 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
     t_end = float(t_o[-1])
     if t_end - t0 < 1.0:
         raise CalibrationError(f'{raw.path}: less than 1 s of pose data overlaps the commands')
+    from rc_sim_description.limits import MAX_DURATION_S
+
+    MAX_DURATION_S.check(t_end - t0, f'{raw.path}: the pose and command messages span')
     grid = t0 + np.arange(int(np.floor((t_end - t0) * opts.rate_hz)) + 1) / opts.rate_hz
     x_m = np.interp(grid, t_o, motion['x'][keep])
     y_m = np.interp(grid, t_o, motion['y'][keep])
@@ -440,6 +450,7 @@ def build_dataset(raw: RawBag, params: VehicleParams, options: DatasetOptions | 
                    t_cmd=t_cmd, steering_cmd=steer_cmd, wheel_speed_cmd=wheel_cmd,
                    gyro_bias=bias, command_source=cmd_source, yaw_rate_source=yaw_source,
                    notes=tuple(notes), steering_kind=steer_kind, drive_kind=drive_kind,
+                   drive_command=drive_command,
                    drive_cmd=drive_cmd, t_enable=t_en, enable=en, pose_offset=offset,
                    pose_x=x_m[sel], pose_y=y_m[sel], pose_yaw=yaw_mg[sel],
                    offset_source=info.source, mvx=vx_m[sel], mvy=vy_m[sel],
@@ -459,7 +470,8 @@ def load_dataset(path: str | Path, params: VehicleParams, options: DatasetOption
     topics = parse_topic_overrides(topic_overrides)
     if recording is not None and topic_overrides:
         raise CalibrationError('give either --recording or --topic, not both')
-    raw = read_bag(path, topics, recording=recording, skip_corrupt=skip_corrupt)
+    named = [item.partition('=')[0].strip() for item in topic_overrides]
+    raw = read_bag(path, topics, recording=recording, skip_corrupt=skip_corrupt, named=named)
     if span is not None:
         raw = clip_raw(raw, *span)
     return build_dataset(raw, params, options, topics, pose_offset=pose_offset)

@@ -16,12 +16,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
-__all__ = ['Identifiability', 'analyse']
+__all__ = ['KNOWN_PAIRS', 'Identifiability', 'analyse', 'parameter_status']
 
 Array = np.ndarray
+#: pairs that real recordings often cannot separate, what separates them, and the correlation
+#: from which they are reported as confounded (below the general 0.95)
+KNOWN_PAIRS: dict[frozenset[str], str] = {
+    frozenset(p): why for ps, why in (
+        ((('steering_gain', 'cornering_stiffness_front'),
+          ('steering_gain', 'cornering_stiffness_rear'),
+          ('steering_gain_left', 'cornering_stiffness_front'),
+          ('steering_gain_right', 'cornering_stiffness_front')),
+         'a larger steering angle on softer tyres turns the car as much as a smaller one on '
+         'stiffer tyres; slow steady circles, or steering angles measured at standstill '
+         '(fit_measured_steering.yaml), separate them'),
+        ((('command_latency', 'servo_time_constant'),
+          ('command_latency', 'servo_natural_frequency'),
+          ('command_latency', 'servo_damping_ratio')),
+         'a transport delay and a servo lag both make the steering late; steering steps held '
+         'for a second and a chirp to 2-3 Hz separate them'),
+    ) for p in ps}
+KNOWN_RHO = 0.7
 
 
 @dataclass(frozen=True)
@@ -79,10 +98,12 @@ def analyse(jacobian: Array, residual: Array, names: Sequence[str], values: Arra
     pairs: list[tuple[str, str, float]] = []
     for i in range(n):
         for j in range(i + 1, n):
-            if abs(corr[i, j]) > rho_threshold:
+            known = KNOWN_PAIRS.get(frozenset((names[i], names[j])))
+            if abs(corr[i, j]) > rho_threshold or (known and abs(corr[i, j]) >= KNOWN_RHO):
                 pairs.append((names[i], names[j], float(corr[i, j])))
+                why = known or 'the data fix only a combination'
                 flags.append(f'{names[i]} and {names[j]} are confounded '
-                             f'(rho = {corr[i, j]:+.3f}): the data fix only a combination')
+                             f'(rho = {corr[i, j]:+.2f}): {why}')
     weak: list[str] = []
     for i in range(n):
         too_wide = ranges is not None and np.isfinite(se[i]) and se[i] > 0.5 * float(ranges[i])
@@ -90,8 +111,36 @@ def analyse(jacobian: Array, residual: Array, names: Sequence[str], values: Arra
             weak.append(names[i])
             why = 'no sensitivity in the data' if in_null[i] or not np.isfinite(se[i]) else \
                 f'standard error {se[i]:.3g} exceeds half its search range'
-            flags.append(f'{names[i]} is not identifiable ({why})')
+            flags.append(f'{names[i]} is not determined by these recordings ({why}): its prior '
+                         'or start value holds it')
     return Identifiability(names=tuple(names), values=np.asarray(values, dtype=float),
                            std_errors=se, correlation=corr, condition_number=cond,
                            flags=tuple(flags), confounded_pairs=tuple(pairs),
                            unidentifiable=tuple(weak))
+
+
+def parameter_status(ident: Identifiability, names: Sequence[str],
+                     fixed: Sequence[str] = ()) -> list[str]:
+    """Per parameter of ``names``, in plain words and one status each: ``not determined by these
+    recordings`` (no sensitivity, or a standard error beyond half its search range: its prior
+    or start holds it), ``confounded with X`` (the strongest partner of a confounded pair),
+    ``well determined (+- se)``; ``fixed`` names (identified, then held for the final polish)
+    say so."""
+    out = []
+    index = {name: i for i, name in enumerate(ident.names)}
+    for name in names:
+        i = index.get(name)
+        if name in fixed or i is None:
+            out.append('identified, then held for the final polish')
+            continue
+        if name in ident.unidentifiable:
+            out.append('not determined by these recordings')
+            continue
+        partners = [(abs(rho), b if a == name else a) for a, b, rho in ident.confounded_pairs
+                    if name in (a, b)]
+        if partners:
+            out.append(f'confounded with {max(partners)[1]}')
+            continue
+        se = float(ident.std_errors[i])
+        out.append(f'well determined (±{se:.2g})' if math.isfinite(se) else 'well determined')
+    return out

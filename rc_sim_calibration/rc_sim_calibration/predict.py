@@ -210,6 +210,9 @@ def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *,
     if win.drive_kind == 'throttle':
         tau_d = np.repeat([p.drive.throttle_time_constant for p in params], w)
         duty0 = first_order_final(np.clip(drive[:, :n_back + 1], -1.0, 1.0), tau_d, dt)
+    elif win.drive_kind == 'acceleration':  # the acceleration command's lag, as the duty's
+        tau_a = np.repeat([p.drive.acceleration_time_constant for p in params], w)
+        duty0 = first_order_final(drive[:, :n_back + 1], tau_a, dt)
     # offsets per (set, window): the known one of the window's dataset, else the set's
     known = np.array(win.offset_known)[win.bag]
     fixed = np.array(win.offsets, dtype=float).reshape(-1, 3)[win.bag]

@@ -84,6 +84,7 @@ class Problem:
                                   dtype=int)
         self.offset_idx = [(self.names.index(n) if n in self.names else -1) for n in OFFSET_NAMES]
         self.n_evals = 0
+        self.best_cost = np.inf          # lowest cost seen (progress display)
         self.window_weight = np.ones(win.n)
 
     # --- coordinates
@@ -164,17 +165,20 @@ class Problem:
         return errs
 
     def _prior(self, values: Array) -> Array:
-        """Prior z-scores ((theta - mu) / sigma), scaled by sqrt(N / W) so that the cost adds
-        sum z^2 / W: the samples of one window share one smooth model error, so the number of
-        windows W, not the number of samples N, counts the independent observations (the
-        cost module divides the prior term by N)."""
+        """Prior z-scores ((theta - mu) / sigma), scaled by sqrt(N S / (H W)) so that the cost
+        adds (S / H) sum z^2 / W: the samples of one window share one smooth model error, so
+        the number of windows W, not the number of samples N, counts the independent
+        observations, and the priors weigh as much as S / H windows, i.e. S seconds of driving
+        (``cost.prior_strength``; the cost module divides the prior term by N)."""
         if not self.prior_idx.size:
             return np.zeros((values.shape[0], 0))
         mu = np.array([self.free[i].prior_mean for i in self.prior_idx], dtype=float)
         sd = np.array([self.free[i].prior_std for i in self.prior_idx], dtype=float)
         masks = sample_masks(self.win)
         n = max(int(m.sum()) for ch, m in masks.items() if self.settings.cost.weight(ch) > 0)
-        scale = np.sqrt(max(n, 1) / max(self.win.n, 1))
+        # prior_strength [s of driving] / horizon [s] = the windows the priors weigh as
+        strength = self.settings.prior_strength / self.settings.horizon
+        scale = np.sqrt(max(n, 1) * strength / max(self.win.n, 1))
         return np.asarray((values[:, self.prior_idx] - mu) / sd * scale)
 
     def _shaped(self, errs: dict[str, Array], win: FitWindows
@@ -242,10 +246,19 @@ class Problem:
 
     def cost(self, u: Array) -> Array:
         """Scalar cost (P,) for unit points (P, n)."""
-        return self.cost_of(self.to_values(np.atleast_2d(u)))
+        c = self.cost_of(self.to_values(np.atleast_2d(u)))
+        self._record(c)
+        return c
+
+    def _record(self, costs: Array) -> None:
+        finite = costs[np.isfinite(costs)]
+        if finite.size:
+            self.best_cost = min(self.best_cost, float(finite.min()))
 
     def residuals(self, u: Array) -> Array:
         """Least-squares residuals (P, M) for unit points (P, n) (always the MSE form)."""
         values = self.to_values(np.atleast_2d(u))
         errs, masks = self._shaped(self.errors(values), self.win)
-        return residuals(errs, masks, self.settings.cost, self._prior(values))
+        r = residuals(errs, masks, self.settings.cost, self._prior(values))
+        self._record(np.sum(r * r, axis=1))
+        return r

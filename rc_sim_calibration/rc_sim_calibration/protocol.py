@@ -113,11 +113,45 @@ the held-out error rises):
 
 The same files run in the engine (the open `flat_track` world: the circles need the space):
 `rcsim run --world flat_track --scenario <scenario>.yaml --out runs/<scenario>`.
-
+{_own_commands(params)}
 | file | manoeuvre | duration [s] | purpose |
 | --- | --- | --- | --- |
 {rows}
 '''
+
+
+def _own_commands(params: VehicleParams) -> str:
+    """PROTOCOL.md's section for a car whose own commands are not a steering angle and a speed
+    (a normalised servo, a throttle, an acceleration): what to record, and the coasting runs a
+    duty-driven motor needs (empty for an angle + speed car)."""
+    steer = params.steering.steering_command
+    drive = params.drive_command_kind
+    if steer == 'angle' and drive in ('wheel_speed', 'speed'):
+        return ''
+    own = {'normalised': 'a normalised servo command in [-1, 1]', 'angle': 'a steering angle'}
+    kinds = {'throttle': 'an ESC duty', 'acceleration': 'an acceleration [m/s^2]',
+             'force': 'a longitudinal force [N]', 'wheel_speed': 'a wheel speed',
+             'speed': 'a speed'}
+    coast = ('\nThe motor model needs several duty levels (the speed steps) and coasting: after '
+             'each\nspeed step of `speed_steps` let the car roll out with the duty at 0 (the '
+             'deadman off)\nfor 2 s; the resistances are fitted there.\n'
+             if drive == 'throttle' else '')
+    return f'''
+This car takes {own[steer]} and {kinds[drive]}
+(`steering_command: {steer}`, drive command `{drive}`): drive the scenarios through the car's own
+chain (its code turns the
+steering angles and speeds into its commands: the inverse of its servo map, its speed loop, as
+the simulator's twin of it does) and record the commands as the car receives them, with the
+deadman, then describe the topics for the fit (docs/recordings.md), for example:
+
+    ros2 bag record -o bags/<scenario> --topics <steering topic> <drive topic> <deadman topic> \\
+        <pose topic> /imu
+    # car.yaml: steering: {{topic: <steering topic>, kind: {steer}}}
+    #           drive: {{topic: <drive topic>, kind: {drive}}}
+    #           enable: {{topic: <deadman topic>}}
+    #           pose: {{topic: <pose topic>, offset: [x, y, yaw]}}
+    rcsim fit --bag bags/* --recording car.yaml --params measured.yaml --out calibrated.yaml
+{coast}'''
 
 
 def write_protocol(out_dir: str | os.PathLike[str], params: VehicleParams, *,

@@ -10,7 +10,7 @@ Free parameters are vehicle.yaml leaf names (``steering_gain``) or a Pacejka coe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 import math
 import os
 from pathlib import Path
@@ -45,8 +45,17 @@ __all__ = [
 ]
 
 _PACEJKA = ('pacejka_lateral', 'pacejka_longitudinal')
-_TOP_KEYS = ('free', 'bounds', 'default_bounds', 'priors', 'cost', 'optimizer', 'simulation',
-             'data', 'structures', 'verdict')
+_TOP_KEYS = ('free', 'bounds', 'default_bounds', 'priors', 'measured_priors', 'cost',
+             'optimizer', 'simulation', 'data', 'structures', 'verdict')
+#: free parameter -> the measured vehicle keys that fix its prior (the first given wins)
+MEASURED_SOURCES: dict[str, tuple[str, ...]] = {
+    'effective_wheel_radius': ('effective_wheel_radius', 'wheel_radius'),
+}
+#: verdict.hold_out: whole recordings (when there are two or more) or windows of each
+HOLD_OUT = ('recordings', 'windows')
+#: structures.drive: the drive calibrated, or kept at its nominal (measured, vehicle.yaml)
+#: values; with two or more recordings the one that predicts held-out recordings best is kept
+DRIVE_OPTIONS = ('fitted', 'nominal')
 #: fit parameters that are not vehicle.yaml keys: the measured frame in base_link (x, y, yaw)
 OFFSET_NAMES = ('pose_offset_x', 'pose_offset_y', 'pose_offset_yaw')
 #: identification-only parameter: the drive path's delay minus the steering path's [s] (the engine
@@ -95,6 +104,7 @@ class FitSettings:
     servo_models: tuple[str, ...] = SERVO_MODELS
     delay_options: tuple[bool, ...] = (True,)
     relax_options: tuple[bool, ...] = (False,)
+    drive_options: tuple[str, ...] = ('fitted',)
     holdout_every: int = 3
     worse_tolerance: float = 0.02
     stage_budget: int = 300
@@ -102,6 +112,11 @@ class FitSettings:
     robust: bool = True
     tyre_model: str | None = 'fiala'
     parsimony: float = 0.02
+    hold_out: str = 'recordings'
+    prior_strength: float = 1.0
+    prior_strengths: tuple[float, ...] = ()    # candidates chosen on held-out recordings
+    measured_priors: dict[str, float] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -229,12 +244,20 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
                                 'load_transfer', bool, f'{where}: simulation')),
         robust=bool(_get({'robust': cost.get('robust', True)}, 'robust', bool,
                          f'{where}: cost')),
-        tyre_model=_tyre_model(sim.get('tyre_model', 'fiala'), where))
-    if not settings.horizon > 0:
-        raise CalibrationError(f'{where}: cost.horizon: must be > 0 s, got {settings.horizon}')
-    if not 0 < settings.dt <= 0.05:
-        raise CalibrationError(f'{where}: simulation.dt: must be in (0, 0.05] s, '
-                               f'got {settings.dt}')
+        tyre_model=_tyre_model(sim.get('tyre_model', 'fiala'), where),
+        hold_out=_hold_out(data.get('verdict') or {}, where),
+        prior_strength=_prior_strength(cost, where)[0],
+        prior_strengths=_prior_strength(cost, where),
+        measured_priors=_measured_priors(data.get('measured_priors'), where))
+    if not MIN_HORIZON <= settings.horizon <= MAX_HORIZON:
+        raise CalibrationError(f'{where}: cost.horizon: must be in [{MIN_HORIZON:g}, '
+                               f'{MAX_HORIZON:g}] s, got {settings.horizon:g}')
+    if not MIN_DT <= settings.dt <= MAX_DT:
+        raise CalibrationError(f'{where}: simulation.dt: must be in [{MIN_DT:g}, {MAX_DT:g}] s '
+                               f'(the physics step of the replay), got {settings.dt:g}')
+    if settings.dt >= settings.horizon:
+        raise CalibrationError(f'{where}: simulation.dt {settings.dt:g} s must be below '
+                               f'cost.horizon {settings.horizon:g} s')
     count_in(settings.budget, 1, MAX_EVALUATIONS, f'{where}: optimizer.budget')
     if settings.popsize is not None:
         count_in(settings.popsize, 2, 10_000, f'{where}: optimizer.popsize')
@@ -248,6 +271,13 @@ def load_fit_settings(path: str | os.PathLike[str] | None = None, *,
 
 #: evaluations of one optimiser run: 100,000 is some hours of a long fit on this machine
 MAX_EVALUATIONS = 100_000
+#: [s] physics step of the replay: 0.1 ms (ten times finer than the engine's default 1 ms; a
+#: step of microseconds multiplies every batch by thousands) to 50 ms
+MIN_DT, MAX_DT = 1e-4, 0.05
+#: [s] window length: 0.05 s (a few pose samples) to a minute
+MIN_HORIZON, MAX_HORIZON = 0.05, 60.0
+#: [s of driving] largest prior strength (beyond it the priors are constants: fix the parameter)
+MAX_PRIOR_STRENGTH = 1e6
 
 
 def count_in(value: int, low: int, high: int, where: str) -> None:
@@ -256,6 +286,52 @@ def count_in(value: int, low: int, high: int, where: str) -> None:
         return
     text = str(value) if abs(value) < 10 ** 12 else f'a {len(str(abs(value)))}-digit number'
     raise CalibrationError(f'{where}: must be in [{low:,}, {high:,}], got {text}')
+
+
+def _hold_out(verdict: Mapping[str, Any], where: str) -> str:
+    value = verdict.get('hold_out', 'recordings')
+    if value not in HOLD_OUT:
+        raise CalibrationError(f'{where}: verdict.hold_out: {" or ".join(HOLD_OUT)}, got '
+                               f'{value!r}')
+    return str(value)
+
+
+def _prior_strength(cost: Mapping[str, Any], where: str) -> tuple[float, ...]:
+    """``cost.prior_strength``: seconds of driving the priors weigh as; a list = candidates,
+    the one that predicts held-out recordings best is kept (with two or more recordings)."""
+    raw = cost.get('prior_strength', 1.0)
+    items = raw if isinstance(raw, list) else [raw]
+    if not items or len(items) > 8:
+        raise CalibrationError(f'{where}: cost.prior_strength: a number or a list of 1 to 8 '
+                               'numbers [s of driving]')
+    out = []
+    for value in items:
+        v = _get({'prior_strength': value}, 'prior_strength', float, f'{where}: cost')
+        if not 0 < v <= MAX_PRIOR_STRENGTH:
+            raise CalibrationError(f'{where}: cost.prior_strength: must be in (0, '
+                                   f'{MAX_PRIOR_STRENGTH:g}] s of driving, got {v:g}')
+        out.append(v)
+    return tuple(dict.fromkeys(out))
+
+
+def _measured_priors(section: Any, where: str) -> dict[str, float]:
+    """``measured_priors: {default: r, <parameter>: r}``: relative standard deviations of the
+    priors of free parameters whose value was measured (given with --params)."""
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise CalibrationError(f'{where}: measured_priors: must be a mapping of parameter -> '
+                               'relative standard deviation')
+    out = {}
+    for key in section:
+        if key != 'default':
+            _check_name(str(key))
+        r = _get(section, key, float, f'{where}: measured_priors')
+        if not 0 < r <= 10:
+            raise CalibrationError(f'{where}: measured_priors.{key}: a relative standard '
+                                   f'deviation in (0, 10], got {r:g}')
+        out[str(key)] = r
+    return out
 
 
 def _tyre_model(value: Any, where: str) -> str | None:
@@ -308,8 +384,16 @@ def _structure_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     if not 0 <= parsimony < 1:
         raise CalibrationError(f'{where}: structures.parsimony: must be in [0, 1), got '
                                f'{parsimony}')
+    drive = st.get('drive', list(DRIVE_OPTIONS))
+    if isinstance(drive, str):
+        drive = [drive]
+    if not isinstance(drive, list) or not drive or any(d not in DRIVE_OPTIONS for d in drive):
+        raise CalibrationError(f'{where}: structures.drive: a list of {", ".join(DRIVE_OPTIONS)} '
+                               '(fitted: the drive is calibrated; nominal: it keeps the measured '
+                               'and vehicle.yaml values)')
     return {'servo_models': tuple(dict.fromkeys(servo)), 'delay_options':
             tuple(dict.fromkeys(delay)), 'relax_options': tuple(dict.fromkeys(relax)),
+            'drive_options': tuple(dict.fromkeys(drive)),
             'holdout_every': every, 'worse_tolerance': tol,
             'stage_budget': stage, 'parsimony': parsimony}
 
@@ -369,6 +453,9 @@ def _bounds(spec: Any, v0: float, name: str, where: str) -> tuple[float, float]:
         raise CalibrationError(f'{where}.{name}: must be one of {{relative: [a, b]}}, '
                                '{offset: [a, b]} or {absolute: [a, b]} with finite numbers')
     a, b = float(pair[0]), float(pair[1])
+    if not a < b:
+        raise CalibrationError(f'{where}.{name}: {{{kind}: [{a:g}, {b:g}]}}: the first number '
+                               'must be below the second')
     if kind == 'relative':
         if v0 == 0:
             raise CalibrationError(f'{where}.{name}: relative bounds of a parameter whose base '
@@ -385,12 +472,15 @@ def _bounds(spec: Any, v0: float, name: str, where: str) -> tuple[float, float]:
 
 def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str] | None = None,
                  start: Mapping[str, float] | None = None,
-                 offset: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> list[FreeParameter]:
+                 offset: tuple[float, float, float] = (0.0, 0.0, 0.0), *,
+                 measured: Mapping[str, Any] | None = None) -> list[FreeParameter]:
     """Check names, compute bounds around the base values and priors (one-line errors).
 
     ``names`` defaults to ``settings.free``; ``start`` gives start values (e.g. from the staged
     identification), clipped into the bounds; a ``relative_std`` prior is centred on the base
-    value (what was measured, or the nominal one).
+    value (what was measured, or the nominal one). A parameter whose value was ``measured``
+    (a vehicle key of the user's --params, :data:`MEASURED_SOURCES`) gets the prior of
+    ``measured_priors`` centred on it when that is tighter.
     """
     out: list[FreeParameter] = []
     start = start or {}
@@ -422,11 +512,23 @@ def resolve_free(settings: FitSettings, base: VehicleParams, names: Sequence[str
                 mean, std = _get(prior, 'mean', float, pw), _get(prior, 'std', float, pw)
             if not std > 0:
                 raise CalibrationError(f'{pw}: the standard deviation must be > 0')
+        rel = _measured_std(settings, name, measured or {})
+        if rel is not None and v0 != 0 and (std is None or rel * abs(v0) < std):
+            mean, std = v0, rel * abs(v0)
         out.append(FreeParameter(name, s0, lo, hi, mean, std))
     for name in settings.priors:
         if name not in settings.free:
             _check_name(name)
     return out
+
+
+def _measured_std(settings: FitSettings, name: str, measured: Mapping[str, Any]
+                  ) -> float | None:
+    """Relative std of the prior of a measured parameter (None when it was not measured)."""
+    sources = MEASURED_SOURCES.get(name, (name.partition('.')[0],))
+    if not any(k in measured for k in sources) or not settings.measured_priors:
+        return None
+    return settings.measured_priors.get(name, settings.measured_priors.get('default'))
 
 
 def apply_values(base: VehicleParams, names: Sequence[str], values: Sequence[float] | np.ndarray

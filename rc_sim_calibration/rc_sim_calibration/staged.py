@@ -335,7 +335,11 @@ def initial_values(datasets: Sequence[Dataset], base: VehicleParams, *, fit_offs
         _tyres_from_understeer(st['understeer'], base, out)
     else:
         out.notes.append('steering: too few samples above 0.5 m/s for the steering stage')
-    if drive_kind == 'throttle':
+    if drive_kind == 'acceleration':  # no stage of its own: gain 1, the base's lag and limits
+        out.notes.append('acceleration drive: starts from the base values (gain '
+                         f'{base.drive.acceleration_gain:g}, lag '
+                         f'{base.drive.acceleration_time_constant:g} s)')
+    elif drive_kind == 'throttle':
         th = _throttle_stage(sigs, latency, base)
         if th is not None:
             n_coast = th.pop('coast_samples')

@@ -23,14 +23,33 @@ from rc_sim_calibration.staged import StageResult
 from rc_sim_calibration.windows import FitWindows
 from rc_sim_description.params import VehicleParams
 
-__all__ = ['RELAX_NAMES', 'Candidate', 'CandidateScore', 'StructureKey', 'candidates', 'choose',
-           'holdout_mask', 'relaxation_start', 'stage_start', 'structure_key', 'warm_start']
+__all__ = ['DRIVE_NAMES', 'RELAX_NAMES', 'Candidate', 'CandidateScore', 'StructureKey',
+           'candidates', 'choose', 'holdout_mask', 'relaxation_start', 'stage_start',
+           'structure_key', 'warm_start']
 
 Array = np.ndarray
 #: the tyre relaxation lengths a relaxed candidate fits
 RELAX_NAMES = ('relaxation_length_front', 'relaxation_length_rear')
 #: (servo model, fitted delay, tyre relaxation) of a candidate
 StructureKey = tuple[str, bool, bool]
+#: the drive's free parameters: a speed-loop ESC, an ESC + DC motor (throttle)
+SPEED_DRIVE_NAMES = ('effective_wheel_radius', 'drive_time_constant', 'max_acceleration',
+                     'max_deceleration')
+THROTTLE_DRIVE_NAMES = ('motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
+                        'viscous_resistance', 'drag_coefficient', 'steering_drag',
+                        'throttle_dead_band', 'throttle_time_constant')
+#: an acceleration drive (acceleration or force commands): its gain, lag and limits, and the
+#: resistances it works against
+ACCELERATION_DRIVE_NAMES = ('acceleration_gain', 'acceleration_time_constant',
+                            'max_acceleration', 'max_deceleration', 'rolling_resistance',
+                            'viscous_resistance', 'steering_drag')
+#: every drive parameter (``structures.drive: nominal`` keeps them at their base values)
+DRIVE_NAMES = frozenset((*SPEED_DRIVE_NAMES, *THROTTLE_DRIVE_NAMES, *ACCELERATION_DRIVE_NAMES,
+                         DRIVE_DELAY))
+#: the drive model each drive command kind of a recording needs
+_DRIVE_MODEL = {'throttle': 'throttle', 'acceleration': 'acceleration'}
+_DRIVE_LABEL = {'throttle': 'throttle', 'acceleration': 'acceleration',
+                'first_order': 'speed-loop ESC'}
 
 
 @dataclass(frozen=True)
@@ -72,13 +91,8 @@ def _free_auto(kinds: tuple[str, str], servo: str, delay: bool, fit_offset: bool
         names.append('mu2')                          # lateral friction: where the tyres saturate
     if relax:
         names += list(RELAX_NAMES)
-    if drive_kind == 'throttle':
-        names += ['motor_force_gain', 'motor_back_emf_gain', 'rolling_resistance',
-                  'viscous_resistance', 'drag_coefficient', 'steering_drag',
-                  'throttle_dead_band', 'throttle_time_constant']
-    else:
-        names += ['effective_wheel_radius', 'drive_time_constant', 'max_acceleration',
-                  'max_deceleration']
+    names += list({'throttle': THROTTLE_DRIVE_NAMES, 'acceleration': ACCELERATION_DRIVE_NAMES
+                   }.get(drive_kind, SPEED_DRIVE_NAMES))
     if fit_offset:
         names += list(OFFSET_NAMES)
     return tuple(names)
@@ -92,7 +106,7 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
         if fit_offset:
             names += tuple(n for n in OFFSET_NAMES if n not in names)
         return [Candidate('as given', {}, names)]
-    drive = 'throttle' if kinds[1] == 'throttle' else 'first_order'
+    drive = _DRIVE_MODEL.get(kinds[1], 'first_order')
     tyres = settings.tyre_model or base.tyres.tyre_model
     sigma0 = relaxation_start(base)
     out = []
@@ -106,7 +120,7 @@ def candidates(settings: FitSettings, kinds: tuple[str, str], base: VehicleParam
                 for name in RELAX_NAMES:
                     structure[name] = sigma0 if relax else 0.0
                 label = f'servo {servo.replace("_", "-")}, {"delay" if delay else "no delay"}, ' \
-                    f'drive {"throttle" if drive == "throttle" else "speed-loop ESC"}' + \
+                    f'drive {_DRIVE_LABEL[drive]}' + \
                     (', tyre relaxation' if relax else '')
                 out.append(Candidate(label, structure, _free_auto(kinds, servo, delay, fit_offset,
                                                                   tyres, relax)))

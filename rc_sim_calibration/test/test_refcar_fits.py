@@ -89,12 +89,16 @@ def _params(f):
 
 
 #: (car, check) pairs that miss their bound at seed 0, with the measured value (docs/calibration.md,
-#: sections 6 and 9: structures the engine does not have); none at present (the last one,
-#: awd_relax's chirp ratio 0.47, went with the locked drive's load transfer). Not strict: the least-squares search
+#: sections 6 and 9: structures the engine does not have). awd_relax's chirp ratio (0.47, gone
+#: with the locked drive's load transfer) is back at 0.48 since the fit's structures are chosen
+#: with the parsimony rule and measured values centre the priors (issue 27: chosen for the real
+#: cars' held-out days; the refcar's relaxation-length tyres are a structure the engine lacks).
+#: Not strict: the least-squares search
 #: ends in one of several near-equal optima (a 0.03 % gravity change once moved a fitted delay by
 #: 17 ms), so a different floating-point path may land inside the bound; pytest then reports
 #: XPASS, and the entry should go.
-KNOWN_MISSES: dict[tuple[str, str], str] = {}
+KNOWN_MISSES: dict[tuple[str, str], str] = {
+    ('awd_relax', 'ratio'): '0.48 on 08_steering_chirp (bound 0.40)'}
 
 
 def _known_miss(request, fitted, check: str) -> None:

@@ -126,7 +126,7 @@ def test_apply_values_and_override_values(base):
     (['steering_gain'], 'bounds: {steering_gain: {absolute: [1.1, 1.5]}}',
      r'start value 1 is outside its bounds \[1.1, 1.5\]'),
     (['steering_gain'], 'bounds: {steering_gain: [0.5, 2]}', 'must be one of'),
-    (['steering_gain'], 'bounds: {steering_gain: {absolute: [2, 1]}}', 'lower bound'),
+    (['steering_gain'], 'bounds: {steering_gain: {absolute: [2, 1]}}', 'must be below'),
     (['command_latency'], 'bounds: {}\n', 'base value 0 and no bounds'),
     (['mass'], 'priors: {mass: {mean: 3.0, std: 0.0}}', 'standard deviation'),
 ])
@@ -161,3 +161,46 @@ def test_bad_fit_yaml(tmp_path, yaml_text, match):
 def test_missing_fit_yaml(tmp_path):
     with pytest.raises(CalibrationError, match='file not found'):
         load_fit_settings(tmp_path / 'nope.yaml')
+
+
+def test_measured_values_centre_tighter_priors(base):
+    """Issue 27 item 4: a measured wheel radius is a 3 % prior of the rolling radius; a measured
+    value without a listed measured prior keeps the fit YAML's (centred on it)."""
+    from dataclasses import replace
+
+    from rc_sim_calibration.settings import resolve_free
+
+    s = load_fit_settings()
+    p = base.with_values(wheel_radius=0.0508, yaw_inertia=0.0687)
+    free = ['effective_wheel_radius', 'yaw_inertia']
+    plain = {f.name: f for f in resolve_free(s, p, free)}
+    assert plain['effective_wheel_radius'].prior_std is None
+    measured = {f.name: f for f in resolve_free(s, p, free, measured={'wheel_radius': 0.0508,
+                                                                        'yaw_inertia': 0.0687})}
+    f = measured['effective_wheel_radius']
+    assert f.prior_mean == 0.0508 and f.prior_std == pytest.approx(0.03 * 0.0508)
+    assert measured['yaw_inertia'].prior_std == plain['yaw_inertia'].prior_std
+    strict = replace(s, measured_priors={'default': 0.1})
+    g = {f.name: f for f in resolve_free(strict, p, free, measured={'yaw_inertia': 0.0687})}
+    assert g['yaw_inertia'].prior_std == pytest.approx(0.00687)
+
+
+@pytest.mark.parametrize('text, match', [
+    ('cost: {prior_strength: [1, 30]}', None),
+    ('cost: {prior_strength: []}', 'a number or a list'),
+    ('structures: {drive: [fitted, nominal]}', None),
+    ('structures: {drive: [measured]}', 'structures.drive: a list of fitted, nominal'),
+    ('verdict: {hold_out: days}', 'verdict.hold_out: recordings or windows'),
+    ('measured_priors: {effective_wheel_radius: 0}', r'in \(0, 10\]'),
+    ('measured_priors: {wheel_radus: 0.1}', 'wheel_radus'),
+])
+def test_regularisation_settings(tmp_path, text, match):
+    cfg = tmp_path / 'fit.yaml'
+    cfg.write_text(text + '\n')
+    if match is None:
+        s = load_fit_settings(cfg)
+        assert s.prior_strengths in ((1.0,), (1.0, 30.0))
+        assert s.drive_options == ('fitted', 'nominal')
+        return
+    with pytest.raises(CalibrationError, match=match):
+        load_fit_settings(cfg)

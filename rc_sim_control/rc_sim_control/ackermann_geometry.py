@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
+from typing import Any
 
 import numpy as np
 
@@ -107,14 +108,24 @@ class BridgeState:
     Non-finite inputs are rejected (counted, state unchanged). The wheel speed falls to 0 when no
     wheel-speed input arrived for ``config.command_timeout`` s (or none yet, or the clock went
     back before the last one); the steering angle is held (a servo keeps its position).
+
+    ``drive`` (a throttle or acceleration car, :class:`rc_sim_control.drive_twin.
+    LongitudinalTwin`): the wheel speed received is the target of the car's speed controller,
+    and the command published is the speed of its drive model, integrated between calls of
+    :meth:`commands`. ``steering_range`` (a normalised-servo car): the angle is held within the
+    ends of its map.
     """
 
-    def __init__(self, config: MapperConfig) -> None:
+    def __init__(self, config: MapperConfig, drive: Any = None,
+                 steering_range: tuple[float, float] | None = None) -> None:
         self.config = config
+        self.drive = drive
+        self.steering_range = steering_range
         self.steering_angle = 0.0
         self.wheel_speed = 0.0
         self.rejected_count = 0
         self._speed_t: float | None = None
+        self._drive_t: float | None = None
 
     def set_steering_angle(self, value: float) -> bool:
         """Store delta [rad]; False (rejected) if not finite."""
@@ -141,9 +152,19 @@ class BridgeState:
         return not 0.0 <= t - self._speed_t <= self.config.command_timeout
 
     def commands(self, t: float) -> JointCommands:
-        """Joint commands to publish at ``t`` (:func:`joint_commands` of the held values)."""
+        """Joint commands to publish at ``t`` (:func:`joint_commands` of the held values; with
+        a drive model, of its speed advanced to ``t``)."""
         omega = 0.0 if self.timed_out(t) else self.wheel_speed
-        return joint_commands(self.steering_angle, omega, self.config)
+        delta = self.steering_angle
+        if self.steering_range is not None:
+            delta = min(max(delta, self.steering_range[0]), self.steering_range[1])
+        if self.drive is not None:
+            dt = 0.0 if self._drive_t is None or not math.isfinite(t) else t - self._drive_t
+            if math.isfinite(t):
+                self._drive_t = t
+            omega = self.drive.advance(omega, delta, dt) if dt > 0.0 else \
+                self.drive.speed / self.drive.params.effective_wheel_radius
+        return joint_commands(delta, omega, self.config)
 
 
 def bicycle_steering_angle(left_angle: ArrayLike, right_angle: ArrayLike, wheelbase: float,

@@ -6,7 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ['command', 'register']
+__all__ = ['DESCRIBE_FILES', 'command', 'register']
+
+#: what ``--out`` holds (``--force`` replaces only such a directory)
+DESCRIBE_FILES = ('rc_car.urdf', 'summary.txt')
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +42,8 @@ def command(args: argparse.Namespace) -> int:
     from rc_sim_description.worlds import inspect_world
 
     if args.out is not None:
-        check_output_path(args.out, force=args.force)
+        check_output_path(args.out, force=args.force, kind='dir', names=DESCRIBE_FILES,
+                          inputs={'--params': args.params})
     overrides = [args.params] if args.params else []
     params = load_vehicle_params(vehicle_yaml_of(car_xacro()), overrides=overrides)
     urdf = expand_car(args.params, lidar=not args.no_lidar)
@@ -54,7 +58,7 @@ def command(args: argparse.Namespace) -> int:
                      f'{info.cylinders} cylinders, start x={s.x:g} y={s.y:g} yaw={s.yaw:.4g}')
     text = '\n'.join(lines) + '\n'
     if args.out is not None:
-        with atomic_output_dir(args.out, force=args.force) as tmp:
+        with atomic_output_dir(args.out, force=args.force, names=DESCRIBE_FILES) as tmp:
             tmp.mkdir()
             (tmp / 'rc_car.urdf').write_text(urdf, encoding='utf-8')
             (tmp / 'summary.txt').write_text(text, encoding='utf-8')

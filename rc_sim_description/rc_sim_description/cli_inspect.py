@@ -34,8 +34,9 @@ def command(args: argparse.Namespace) -> int:
     from rc_sim_description.inspect import propose_recording, summary_lines
     from rc_sim_description.recording import recording_yaml
 
-    if args.write_recording is not None:
-        check_output_path(args.write_recording, force=args.force)
+    if args.write_recording is not None:  # never over the bag, with or without --force
+        check_output_path(args.write_recording, force=args.force, kind='file',
+                          label='--write-recording', inputs={'--bag': args.bag})
     with open_bag(args.bag, skip_corrupt=args.skip_corrupt, allow_empty=True) as bag:
         lines = summary_lines(bag)
         recording, notes = propose_recording(bag)

@@ -1,4 +1,5 @@
-"""Shared CLI plumbing: one-line errors, quiet-off-terminal progress bars."""
+"""Shared CLI plumbing: one-line errors (also for OS errors), a quiet end on a closed pipe,
+quiet-off-terminal progress bars."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from typing import Any, NoReturn
 
 from rc_sim_description.errors import ConfigError, RcSimError
 
-__all__ = ['DEBUG_ENV', 'OneLineErrorParser', 'debug_enabled', 'is_interactive', 'progress',
-           'require_ros', 'run_cli', 'split_key_value']
+__all__ = ['DEBUG_ENV', 'EXIT_BROKEN_PIPE', 'OneLineErrorParser', 'debug_enabled',
+           'is_interactive', 'os_error_line', 'progress', 'require_ros', 'run_cli',
+           'split_key_value']
 
 DEBUG_ENV = 'RCSIM_DEBUG'
+#: exit status after the reader of stdout went away (128 + SIGPIPE, as a shell reports it)
+EXIT_BROKEN_PIPE = 141
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -92,11 +96,42 @@ def _print_full_traceback(exc: BaseException) -> None:
     traceback.print_exception(exc, file=sys.stderr)
 
 
-def run_cli(main: Callable[[], int]) -> int:
-    """Run ``main``; user errors become ``error: <one line>`` on stderr and exit status 2.
+def _broken_pipe() -> int:
+    """The reader of stdout went away (``rcsim inspect ... | head -1``): end quietly with the
+    status of a process killed by SIGPIPE (141), as Unix tools do; stdout is pointed at
+    /dev/null first so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+        pass
+    return EXIT_BROKEN_PIPE
 
-    With ``RCSIM_DEBUG=1`` in the environment the line is followed by the full traceback,
-    including the third-party exception a ``raise ... from None`` wrapped.
+
+def os_error_line(exc: OSError) -> str | None:
+    """``<path>: <reason> (ENAME); <what to do>`` of a documented OS error (ENOSPC, EDQUOT,
+    EROFS, EACCES, ENAMETOOLONG, ELOOP, ...), or None for any other."""
+    from rc_sim_description.atomic import os_error_reason
+
+    found = os_error_reason(exc)
+    if found is None:
+        return None
+    names = [os.fsdecode(n) for n in (exc.filename, exc.filename2)
+             if isinstance(n, (str, bytes, os.PathLike))]
+    return f'{" -> ".join(names) or "a file"}: {found[1]}'
+
+
+def run_cli(main: Callable[[], int]) -> int:
+    """Run ``main``; user errors become ``error: <one line>`` on stderr and their exit status
+    (2; 3 for a degenerate result, :class:`~rc_sim_description.errors.DegenerateError`).
+
+    A documented OS error that escaped the writers (ENOSPC, EACCES, ELOOP, ...) is one line
+    naming the file, exit status 2; a closed stdout pipe ends quietly (status 141). With
+    ``RCSIM_DEBUG=1`` in the environment the line is followed by the full traceback, including
+    the third-party exception a ``raise ... from None`` wrapped.
     """
     import warnings
 
@@ -110,17 +145,36 @@ def run_cli(main: Callable[[], int]) -> int:
     default_show = warnings.showwarning
     warnings.showwarning = show
     try:
-        return main()
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return status
+    except BrokenPipeError:
+        return _broken_pipe()
     except RcSimError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        if debug_enabled():
-            _print_full_traceback(exc)
-        return 2
+        _error_line(str(exc), exc)
+        return int(getattr(exc, 'exit_status', 2))
     except KeyboardInterrupt:
-        print('error: interrupted', file=sys.stderr)
+        _error_line('interrupted', None)
         return 130
+    except OSError as exc:
+        line = os_error_line(exc)
+        if line is None:
+            raise
+        _error_line(line, exc)
+        return 2
     finally:
         warnings.showwarning = default_show
+
+
+def _error_line(text: str, exc: BaseException | None) -> None:
+    """``error: <text>`` on stderr (and the traceback with RCSIM_DEBUG); a closed stderr is
+    ignored."""
+    try:
+        print(f'error: {text}', file=sys.stderr)
+        if exc is not None and debug_enabled():
+            _print_full_traceback(exc)
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 class _Progress:

@@ -129,7 +129,13 @@ RANGE_BASIS: dict[str, str] = {
     'throttle_time_constant': 'ESC and motor current lags of milliseconds',
     'command_latency': 'radio, ESC and servo delays are tens of milliseconds',
     'tyre_model': 'a choice', 'servo_model': 'a choice', 'drive_model': 'a choice',
-    'driven_axles': 'a choice',
+    'driven_axles': 'a choice', 'steering_command': 'a choice',
+    'drive_command': 'a choice that fits drive_model (cross-field check)',
+    'acceleration_gain': 'a low-level controller that delivers 5 % to 20 times what it is told '
+                         'is broken or mis-scaled',
+    'acceleration_time_constant': 'current loops of milliseconds to sluggish controllers',
+    'speed_controller_p_gain': 'speed loops of 0.1 to 100 rad/s of bandwidth',
+    'speed_controller_i_gain': 'as speed_controller_p_gain, squared',
     'cornering_stiffness_front': 'about 0.6 N/rad on the 1:43 car to thousands on a 1:5 car; '
                                  'with the inertias it sets the stiffest chassis mode '
                                  '(cross-field check)',

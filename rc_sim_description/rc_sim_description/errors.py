@@ -7,7 +7,7 @@ exit non-zero; nothing else prints a traceback to a user.
 
 from __future__ import annotations
 
-__all__ = ['ConfigError', 'OutputError', 'RcSimError', 'VehicleParamsError']
+__all__ = ['ConfigError', 'DegenerateError', 'OutputError', 'RcSimError', 'VehicleParamsError']
 
 
 class RcSimError(Exception):
@@ -15,7 +15,10 @@ class RcSimError(Exception):
 
     Names taken from user files (an SDF model, a URDF joint, a YAML key) may hold line breaks;
     ``str()`` shows each break as ``\\n`` so the message stays one line whatever it quotes.
+    :attr:`exit_status` is the status the CLIs exit with (2: bad input).
     """
+
+    exit_status = 2
 
     def __str__(self) -> str:
         text = super().__str__()
@@ -33,3 +36,10 @@ class ConfigError(RcSimError):
 
 class OutputError(RcSimError):
     """An output path cannot be written (exists, not writable, parent missing)."""
+
+
+class DegenerateError(RcSimError):
+    """A computed result is not usable (e.g. a fit whose parameter or cost became NaN or
+    infinite): nothing is written and the CLIs exit with status 3 (docs/limits.md)."""
+
+    exit_status = 3

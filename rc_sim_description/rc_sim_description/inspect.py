@@ -13,7 +13,8 @@ from typing import Any
 
 from rc_sim_description.recording import Recording, recording_from_mapping
 
-__all__ = ['propose_recording', 'summary_lines']
+__all__ = ['MIN_RATE_MESSAGES', 'MIN_RATE_SPAN_S', 'propose_recording', 'summary_lines',
+           'table_lines', 'topic_rate']
 
 _SCALARS = ('std_msgs/msg/Float32', 'std_msgs/msg/Float64')
 _ARRAYS = ('std_msgs/msg/Float32MultiArray', 'std_msgs/msg/Float64MultiArray')
@@ -21,8 +22,44 @@ _POSE_NAMES = re.compile(r'vicon|mocap|optitrack|qualisys|ground_truth|gt|pf|pos
                          re.IGNORECASE)
 
 
+#: A rate is shown for a topic with at least this many messages ...
+MIN_RATE_MESSAGES = 3
+#: ... logged over at least this span [s] (a burst logged at one time has no rate).
+MIN_RATE_SPAN_S = 0.05
+
+
+def topic_rate(count: int, first_ns: int | None, last_ns: int | None) -> tuple[str, str]:
+    """(rate text, note) of a topic: the mean rate (count - 1) / span of its log times, only
+    where that means something (:data:`MIN_RATE_MESSAGES` messages over at least
+    :data:`MIN_RATE_SPAN_S`); otherwise ``'-'`` and why."""
+    if count == 0:
+        return '-', 'no messages'
+    if count < MIN_RATE_MESSAGES or first_ns is None or last_ns is None:
+        return '-', f'too few messages for a rate ({count})'
+    span_s = (last_ns - first_ns) * 1e-9
+    if span_s <= 0:
+        return '-', f'all {count} logged at one time'
+    if span_s < MIN_RATE_SPAN_S:
+        return '-', f'all {count} logged within {span_s * 1e3:.2g} ms'
+    rate = (count - 1) / span_s
+    return (f'{rate:,.0f} Hz' if rate >= 100 else f'{rate:.3g} Hz'), ''
+
+
+def table_lines(header: list[str], rows: list[list[str]], right: set[int],
+                indent: str = '  ') -> list[str]:
+    """Columns aligned whatever the cell lengths (``right``: right-aligned column indices);
+    trailing blanks removed."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out = []
+    for row in [header, *rows]:
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
+        out.append((indent + '  '.join(cells)).rstrip())
+    return out
+
+
 def summary_lines(bag: Any) -> list[str]:
-    """Storage, versions, start, duration and one line per topic (type, count, rate)."""
+    """Storage, versions, start, duration and a table of the topics (type, count, rate)."""
     start = bag.start_ns
     when = 'n/a' if start is None else datetime.fromtimestamp(
         start * 1e-9, tz=timezone.utc).isoformat(timespec='milliseconds')
@@ -35,13 +72,14 @@ def summary_lines(bag: Any) -> list[str]:
              f'start     {when} ({start if start is not None else "n/a"} ns)',
              f'duration  {bag.duration:.3f} s',
              f'messages  {bag.message_count} on {len(bag.topics)} topics']
-    width = max((len(t) for t in bag.topics), default=5)
-    tw = max((len(i.msgtype) for i in bag.topics.values()), default=4)
-    lines.append(f'  {"topic":<{width}}  {"type":<{tw}}  {"count":>7}  {"rate":>9}')
+    rows = []
     for name, info in bag.topics.items():
-        rate = f'{info.rate_hz:.2f} Hz' if info.rate_hz > 0 else 'n/a'
-        conns = f'  ({len(info.connections)} connections)' if len(info.connections) > 1 else ''
-        lines.append(f'  {name:<{width}}  {info.msgtype:<{tw}}  {info.count:>7}  {rate:>9}{conns}')
+        rate, note = topic_rate(info.count, info.first_ns, info.last_ns)
+        if len(info.connections) > 1:
+            note = '; '.join(filter(None, [note, f'{len(info.connections)} connections']))
+        rows.append([name, info.msgtype, f'{info.count:,}', rate, note])
+    if rows:
+        lines += table_lines(['topic', 'type', 'count', 'rate', ''], rows, right={2, 3})
     return lines
 
 

@@ -16,6 +16,7 @@ from rc_sim_description.errors import ConfigError
 __all__ = [
     'MAX_BAG_GB',
     'MAX_CARS',
+    'MAX_CONTROL_TICKS',
     'MAX_DURATION_S',
     'MAX_INT_DIGITS',
     'MAX_LIDAR_SAMPLES',
@@ -130,7 +131,12 @@ MAX_WORLD_EXTENT_M = SoftLimit('RC_SIM_MAX_WORLD_EXTENT_M', 10_000.0, 'm',
 MAX_PACED_WALL_S = SoftLimit('RC_SIM_MAX_PACED_WALL_S', 86_400.0, 's',
                              'of wall-clock time for a paced run (duration / realtime factor)')
 
+#: Calls of a Python controller in a closed-loop run (duration x control rate): a day at the
+#: default 50 Hz is 4.3e6; each call costs about a millisecond.
+MAX_CONTROL_TICKS = SoftLimit('RC_SIM_MAX_CONTROL_TICKS', 1e7, 'ticks',
+                              'of the closed-loop controller per run (duration x control rate)')
+
 #: Every soft limit (docs/limits.md lists them).
 SOFT_LIMITS: tuple[SoftLimit, ...] = (MAX_DURATION_S, MAX_STEPS, MAX_BAG_GB, MAX_MEMORY_MB,
                                       MAX_LIDAR_SAMPLES, MAX_CARS, MAX_OBSTACLES,
-                                      MAX_WORLD_EXTENT_M, MAX_PACED_WALL_S)
+                                      MAX_WORLD_EXTENT_M, MAX_PACED_WALL_S, MAX_CONTROL_TICKS)

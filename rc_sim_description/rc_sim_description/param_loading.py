@@ -57,6 +57,7 @@ def load_vehicle_params(path: str | os.PathLike[str] | None = None,
     data = _read_yaml(base)
     source = str(base)
     _check_known(data, source, require_all=True)
+    origins: dict[str, str] = {}  # leaf key -> the override file that set it last
     for over in overrides:
         over_path = Path(over)
         over_data = _read_yaml(over_path)
@@ -65,9 +66,10 @@ def load_vehicle_params(path: str | os.PathLike[str] | None = None,
         for section, body in over_data.items():
             merged = _merge(data[section], body)
             _build_section(SECTIONS[section], merged, f'{over_path}: {section}')
+            origins.update({str(key): str(over_path) for key in body})
         data = _merge(data, over_data)
         source = f'{source} + {over_path}'
-    return _build(data, source)
+    return _build(data, source, origins, str(base))
 
 
 def dump_override(values: Mapping[str, Any], path: str | os.PathLike[str],

@@ -20,9 +20,12 @@ from rc_sim_description.yamlio import did_you_mean
 
 __all__ = [
     'DRIVEN_AXLES',
+    'DRIVE_COMMANDS',
+    'DRIVE_COMMANDS_OF_MODEL',
     'DRIVE_MODELS',
     'SECTIONS',
     'SERVO_MODELS',
+    'STEERING_COMMANDS',
     'TYRE_MODELS',
     'DriveParams',
     'FrictionParams',
@@ -44,7 +47,19 @@ TYRE_MODELS = ('linear', 'fiala', 'pacejka')
 SERVO_MODELS = ('pd_joint', 'first_order', 'second_order')
 #: Rear drive models (``drive.drive_model``): the gz JointController wheel PID, a speed-loop ESC
 #: (first-order wheel-speed lag with acceleration/braking limits), an ESC + DC motor (duty).
-DRIVE_MODELS = ('pd_joint', 'first_order', 'throttle')
+DRIVE_MODELS = ('pd_joint', 'first_order', 'throttle', 'acceleration')
+#: What the car's own steering command is (``steering.steering_command``): an angle [rad], or a
+#: normalised servo command in [-1, 1] (a PWM servo).
+STEERING_COMMANDS = ('angle', 'normalised')
+#: What the car's own drive command is (``drive.drive_command``): a rear wheel speed [rad/s], a
+#: speed [m/s] (both to a speed loop), an ESC duty in [-1, 1], an acceleration [m/s^2] or a
+#: longitudinal force [N] (both to an acceleration drive).
+DRIVE_COMMANDS = ('wheel_speed', 'speed', 'throttle', 'acceleration', 'force')
+#: drive.drive_model -> the drive commands it takes (the first is the default of a null
+#: drive.drive_command).
+DRIVE_COMMANDS_OF_MODEL: dict[str, tuple[str, ...]] = {
+    'pd_joint': ('wheel_speed', 'speed'), 'first_order': ('wheel_speed', 'speed'),
+    'throttle': ('throttle',), 'acceleration': ('acceleration', 'force')}
 #: Driven axles (``drive.driven_axles``): the rear wheels, or both axles locked together.
 DRIVEN_AXLES = ('rear', 'both_locked')
 
@@ -179,6 +194,12 @@ class SteeringParams:
         'tanh(k s) / tanh(k); 0 is linear, larger saturates towards full lock.', R(0.0, 20.0))
     steering_curvature_right: float = _p('-', 'Normalised commands, s < 0: shape k as for the '
                                          'left side.', R(0.0, 20.0))
+    steering_command: str = _p(
+        '-', "The car's own steering command: angle (an angle [rad], through the trim and the "
+        'linkage) or normalised (a servo command in [-1, 1], through the left/right map). '
+        'Steering angles sent to a normalised car (/cmd_vel, /ackermann_cmd, scenarios, '
+        "trackers) go through the inverse of its map, as the car's own code does.", None,
+        one_of(STEERING_COMMANDS))
 
 
 @dataclass(frozen=True)
@@ -197,8 +218,17 @@ class DriveParams:
                                  _TORQUE)
     drive_model: str = _p(
         '-', 'Rear drive: pd_joint (the wheel PID above, as gz simulates it), first_order '
-        '(speed-loop ESC: first-order wheel-speed lag with acceleration and braking limits) or '
-        'throttle (ESC + DC motor driven by a duty in [-1, 1]).', None, one_of(DRIVE_MODELS))
+        '(speed-loop ESC: first-order wheel-speed lag with acceleration and braking limits), '
+        'throttle (ESC + DC motor driven by a duty in [-1, 1]) or acceleration (a low-level '
+        'controller that takes an acceleration [m/s^2]: lag, gain and limits).', None,
+        one_of(DRIVE_MODELS))
+    drive_command: str | None = _p(
+        '-', "The car's own drive command: wheel_speed [rad/s] or speed [m/s] (pd_joint, "
+        'first_order), throttle (a duty; drive_model throttle), acceleration [m/s^2] or force '
+        '[N] (drive_model acceleration; a force is divided by mass); null: the first of these '
+        'for the drive_model. Speeds sent to a throttle or acceleration car (/cmd_vel, '
+        'scenarios, trackers) go through the speed controller below.', None,
+        one_of(DRIVE_COMMANDS), nullable=True)
     driven_axles: str = _p(
         '-', 'rear, or both_locked: front and rear wheels turn at the same speed (a locked '
         'centre: spool or belt, the usual 1:10 touring-car layout), so in a turn the front '
@@ -215,32 +245,51 @@ class DriveParams:
         R(0.005, 5.0))
     max_acceleration: float = _p(
         'm/s^2', 'first_order drive: largest rolling acceleration R d(omega)/dt while the wheel '
-        'speeds up.', R(0.1, 100.0))
+        'speeds up; acceleration drive: largest drive acceleration (force / mass) while the '
+        'car speeds up or starts.', R(0.1, 100.0))
     max_deceleration: float = _p(
         'm/s^2', 'first_order drive: largest rolling deceleration while the wheel slows down '
-        '(braking).', R(0.1, 100.0))
+        '(braking); acceleration drive: largest braking acceleration of the drive.',
+        R(0.1, 100.0))
+    acceleration_gain: float = _p(
+        '-', 'acceleration drive: k, drive force m k a_f for the lagged acceleration command '
+        'a_f (1: the controller delivers what it is told).', R(0.05, 20.0))
+    acceleration_time_constant: float = _p(
+        's', 'acceleration drive: first-order lag of the acceleration command (the low-level '
+        'controller and the motor current); 0: none.', R(0.0, 2.0))
     motor_force_gain: float = _p(
         'N', 'throttle drive: C_m1, force per unit duty at standstill.', R(0.0, 1e4))
     motor_back_emf_gain: float = _p(
         'N s/m', 'throttle drive: C_m2, force lost per unit duty and unit wheel speed R omega '
         '(back-EMF).', R(0.0, 1e3))
     rolling_resistance: float = _p(
-        'N', 'throttle drive: C_r0, Coulomb rolling and drivetrain resistance (holds a stopped '
-        'car; never pushes it).', R(0.0, 1e3))
-    viscous_resistance: float = _p('N s/m', 'throttle drive: C_r1, resistance per unit speed.',
-                                   R(0.0, 1e3))
+        'N', 'throttle and acceleration drives: C_r0, Coulomb rolling and drivetrain '
+        'resistance (holds a stopped car; never pushes it).', R(0.0, 1e3))
+    viscous_resistance: float = _p(
+        'N s/m', 'throttle and acceleration drives: C_r1, resistance per unit speed.',
+        R(0.0, 1e3))
     drag_coefficient: float = _p(
-        'N s^2/m^2', 'throttle drive: C_r2, aerodynamic drag per unit speed squared.',
-        R(0.0, 10.0))
+        'N s^2/m^2', 'throttle and acceleration drives: C_r2, aerodynamic drag per unit '
+        'speed squared.', R(0.0, 10.0))
     steering_drag: float = _p(
-        'N', 'throttle drive: C_rd, resistance that grows with the steered angle, C_rd '
-        'sin^2(delta), opposing the motion (tyre scrub); single-track model.', R(0.0, 1e3))
+        'N', 'throttle and acceleration drives: C_rd, resistance that grows with the steered '
+        'angle, C_rd sin^2(delta), opposing the motion (tyre scrub); single-track model.',
+        R(0.0, 1e3))
     throttle_dead_band: float = _p(
         '-', 'throttle drive: duty d0 the ESC ignores; d_eff = sign(d) max(abs(d) - d0, 0).',
         R(0.0, 0.9))
     throttle_time_constant: float = _p(
         's', 'throttle drive: first-order lag of the duty (ESC and motor current); 0: none.',
         R(0.0, 2.0))
+    speed_controller_p_gain: float = _p(
+        '1/s', 'throttle and acceleration drives driven by speeds (/cmd_vel, scenarios, '
+        'trackers): the off-board speed loop, a* = Kp (v* - v) + Ki integral(v* - v) dt, turned '
+        "into the car's command through the inverse of the fitted drive model (feedforward of "
+        'the resistances at v*); Kp: acceleration demanded per m/s of speed error.',
+        R(0.0, 1000.0))
+    speed_controller_i_gain: float = _p(
+        '1/s^2', 'throttle and acceleration drives: Ki of the speed loop (anti-windup: the '
+        'integral stops while the command saturates).', R(0.0, 10000.0))
 
 
 @dataclass(frozen=True)

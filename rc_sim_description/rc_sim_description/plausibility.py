@@ -29,12 +29,13 @@ Errors are one line naming the file and the key the user most likely has to chan
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 import math
 from typing import Any
 
 from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import VehicleParamsError
+from rc_sim_description.param_sections import DRIVE_COMMANDS_OF_MODEL
 
 # The checks take a rc_sim_description.params.VehicleParams; params imports this module, so the
 # type is spelled here without importing it back (no import circle).
@@ -93,8 +94,9 @@ def _spectral_radius(a: float, b: float, c: float, d: float) -> float:
     return math.sqrt(det)
 
 
-def chassis_mode_rate(p: VehicleParams) -> tuple[float, str]:
-    """(largest |lambda| [1/s], the stiffness set it comes from) of the lateral/yaw dynamics.
+def chassis_mode_rate(p: VehicleParams, tyre_model: str | None = None) -> tuple[float, str]:
+    """(largest |lambda| [1/s], the stiffness set it comes from) of the lateral/yaw dynamics
+    with the tyre law ``tyre_model`` (default: the car's ``tyres.tyre_model``).
 
     Linearised dynamic single track at speed v (Rajamani, *Vehicle Dynamics and Control*, 2nd
     ed., eq. 2.31) on (vy, r)::
@@ -104,8 +106,8 @@ def chassis_mode_rate(p: VehicleParams) -> tuple[float, str]:
 
     blended with the kinematic relaxation ``-1/tau`` by the engine's weight w(v), maximised over
     speeds from the start of the blend up; the axle stiffnesses are the linear/Fiala
-    ``cornering_stiffness_*`` and, separately, the Magic Formula slope ``Fz B C D`` (the engine
-    may run either tyre law whatever ``tyre_model`` says).
+    ``cornering_stiffness_*``, or for the Magic Formula its slope ``Fz B C D`` (a run that
+    overrides the tyre law checks the law it runs: ``rc_sim_engine.packed.pack_params``).
     """
     g, m = p.geometry, p.mass_properties
     length, lf = g.wheelbase, g.cg_to_front_axle
@@ -113,10 +115,12 @@ def chassis_mode_rate(p: VehicleParams) -> tuple[float, str]:
     mass, iz = m.mass, m.yaw_inertia
     lat = p.tyres.pacejka_lateral
     slope = lat.B * lat.C * lat.D
-    sets = {'cornering_stiffness': (p.tyres.cornering_stiffness_front,
-                                    p.tyres.cornering_stiffness_rear),
-            'pacejka_lateral': (mass * GRAVITY_MPS2 * lr / length * slope,
-                                mass * GRAVITY_MPS2 * lf / length * slope)}
+    law = p.tyres.tyre_model if tyre_model is None else tyre_model
+    sets = ({'pacejka_lateral': (mass * GRAVITY_MPS2 * lr / length * slope,
+                                 mass * GRAVITY_MPS2 * lf / length * slope)}
+            if law == 'pacejka' else
+            {'cornering_stiffness': (p.tyres.cornering_stiffness_front,
+                                     p.tyres.cornering_stiffness_rear)})
     lo, hi = ENGINE_BLEND_SPEEDS
     relax = -1.0 / ENGINE_KINEMATIC_RELAXATION
     worst, which = 0.0, 'cornering_stiffness'
@@ -187,6 +191,12 @@ def problems(p: VehicleParams) -> Iterator[tuple[str, str]]:
     if st.servo_model == 'pd_joint':
         yield from _servo_problems(p)
     # drive
+    takes = DRIVE_COMMANDS_OF_MODEL[dr.drive_model]
+    if dr.drive_command is not None and dr.drive_command not in takes:
+        yield ('drive.drive_command',
+               f'{dr.drive_command!r} is not a command of drive_model {dr.drive_model!r} (it '
+               f'takes {" or ".join(takes)}; a {dr.drive_command} command needs drive_model '
+               f'{_model_taking(dr.drive_command)})')
     if p.max_speed > MAX_TOP_SPEED:
         yield ('drive.max_wheel_speed',
                f'gives a top speed max_wheel_speed * wheel_radius = {p.max_speed:.4g} m/s, above '
@@ -225,7 +235,42 @@ def _servo_problems(p: VehicleParams) -> Iterator[tuple[str, str]]:
                    f'J_h = {j:.3g} kg m^2)')
 
 
-def check_vehicle(p: VehicleParams) -> None:
-    """Raise :class:`VehicleParamsError` ``<source>: <key>: <problem>`` for the first problem."""
+def _model_taking(command: str) -> str:
+    return ' or '.join(m for m, kinds in DRIVE_COMMANDS_OF_MODEL.items() if command in kinds)
+
+
+#: Measured quantities a calibration result is fitted over (a fit writes only what it fitted).
+MEASURED_KEYS = ('mass', 'wheelbase', 'cg_to_front_axle', 'yaw_inertia')
+_UNITS = {'mass': 'kg', 'wheelbase': 'm', 'cg_to_front_axle': 'm', 'yaw_inertia': 'kg m^2'}
+
+
+def check_vehicle(p: VehicleParams, origins: Mapping[str, str] | None = None,
+                  base: str = '') -> None:
+    """Raise :class:`VehicleParamsError` ``<file>: <key>: <problem>`` for the first problem.
+
+    ``origins`` (leaf key -> the file that set it; ``base`` = the full vehicle.yaml): the error
+    names the file that set the key, and, when that is an override file while measured
+    quantities (:data:`MEASURED_KEYS`) are still the defaults of ``base``, says so and how to
+    load the measured values under it.
+    """
     for key, problem in problems(p):
-        raise VehicleParamsError(f'{p.source}: {key}: {problem}')
+        leaf = key.split('.')[-1]
+        if not origins or origins.get(leaf, base) == base:
+            raise VehicleParamsError(f'{p.source}: {key}: {problem}')
+        where = origins[leaf]
+        defaults = [k for k in MEASURED_KEYS if origins.get(k, base) == base and k != leaf]
+        hint = ''
+        if defaults:
+            values = ', '.join(f'{k} {_leaf(p, k):g} {_UNITS[k]}' for k in defaults)
+            hint = (f' [{values} are the defaults of {base}: if {where} is a calibration, load '
+                    f'it over the measured values it was fitted with: --params measured.yaml '
+                    f'--params {where}]')
+        raise VehicleParamsError(f'{where}: {key}: {problem}{hint}')
+
+
+def _leaf(p: VehicleParams, key: str) -> float:
+    for section in ('geometry', 'mass_properties'):
+        value = getattr(getattr(p, section), key, None)
+        if value is not None:
+            return float(value)
+    return math.nan

@@ -3,7 +3,8 @@
 A description maps roles to topics (docs/recordings.md)::
 
     steering: {topic: /steering_1, kind: normalised}   # angle [rad] | normalised ([-1, 1])
-    drive:    {topic: /throttle_1, kind: throttle}     # speed | wheel_speed | throttle
+    drive:    {topic: /throttle_1, kind: throttle}     # speed | wheel_speed | throttle |
+                                                       # acceleration [m/s^2] | force [N]
     command:  {topic: /drive}                          # ackermann_msgs AckermannDrive[Stamped]
     cmd_vel:  {topic: /cmd_vel}                        # geometry_msgs/Twist[Stamped]
     pose:     {topic: /vicon/jetracer1, offset: [0.115, -0.01, -0.00769]}  # or {tf: child_frame}
@@ -63,7 +64,7 @@ ROLE_TYPES: dict[str, tuple[str, ...]] = {
 #: role -> allowed kinds (first = default)
 KINDS: dict[str, tuple[str, ...]] = {
     'steering': ('angle', 'normalised'),
-    'drive': ('speed', 'wheel_speed', 'throttle'),
+    'drive': ('speed', 'wheel_speed', 'throttle', 'acceleration', 'force'),
     'wheel_speed': ('speed', 'wheel_speed'),
 }
 #: role -> allowed keys
@@ -78,7 +79,9 @@ _CLOCK_MISMATCH_NS = 1_000_000_000  # header stamps this far from log times are 
 
 @dataclass(frozen=True)
 class Role:
-    """One role: its topic (or TF child frame for ``pose``), kind, array index and offset."""
+    """One role: its topic (or TF child frame for ``pose``), kind, array index and offset;
+    ``offset_declared``: the description gives the offset (a declared ``[0, 0, 0]`` is a value:
+    the pose is base_link's, not of an unknown frame)."""
 
     name: str
     topic: str
@@ -87,6 +90,7 @@ class Role:
     tf_child: str = ''
     tf_parent: str = ''
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    offset_declared: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ def _role(name: str, body: Any, source: str) -> Role:
     parent = body.get('frame', '')
     return Role(name=name, topic=topic.strip(), kind=str(kind), index=index,
                 tf_child=str(tf_child).strip('/'), tf_parent=str(parent).strip('/'),
-                offset=(x, y, yaw))
+                offset=(x, y, yaw), offset_declared='offset' in body)
 
 
 def recording_from_mapping(data: Any, source: str = '<recording>') -> Recording:
@@ -203,7 +207,7 @@ def recording_yaml(recording: Recording, comments: Mapping[str, str] | None = No
             body['kind'] = r.kind
         if r.index is not None:
             body['index'] = r.index
-        if any(r.offset):
+        if any(r.offset) or r.offset_declared:  # a declared zero is a value
             body['offset'] = list(r.offset)
         text = ', '.join(f'{k}: {v}' for k, v in body.items())
         note = (comments or {}).get(name, '')

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from rc_sim_description.param_sections import (
+    DRIVE_COMMANDS_OF_MODEL,
     SECTIONS,
     DriveParams,
     FrictionParams,
@@ -87,6 +88,14 @@ class VehicleParams:
         left = s.max_steering_angle if s.steering_gain_left is None else s.steering_gain_left
         right = s.max_steering_angle if s.steering_gain_right is None else s.steering_gain_right
         return left, right
+
+    @property
+    def drive_command_kind(self) -> str:
+        """The car's own drive command (drive.drive_command, or for null the first command
+        of its drive_model: wheel_speed, throttle or acceleration)."""
+        d = self.drive
+        return d.drive_command if d.drive_command is not None else \
+            DRIVE_COMMANDS_OF_MODEL[d.drive_model][0]
 
     @property
     def max_speed(self) -> float:
@@ -172,10 +181,13 @@ def _section_to_dict(section: Any) -> dict[str, Any]:
     return out
 
 
-def _build(data: Mapping[str, Any], source: str) -> VehicleParams:
+def _build(data: Mapping[str, Any], source: str, origins: Mapping[str, str] | None = None,
+           base: str = '') -> VehicleParams:
+    """Validated VehicleParams; ``origins`` (leaf key -> override file) and ``base`` let the
+    cross-field errors name the file that set the key (:func:`check_vehicle`)."""
     _check_known(data, source, require_all=True)
     sections: dict[str, Any] = {name: _build_section(cls, data[name], f'{source}: {name}')
                 for name, cls in SECTIONS.items()}
     params = VehicleParams(source=source, **sections)
-    check_vehicle(params)
+    check_vehicle(params, origins, base)
     return params

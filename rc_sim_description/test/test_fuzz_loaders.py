@@ -2,7 +2,8 @@
 
 Property of every loader: a valid result or an RcSimError with a one-line message; never another
 exception, never a hang (5 s deadline per example). Inputs: random and structured YAML (anchors,
-aliases, alias bombs, huge integers, deep nesting, mutations of the shipped vehicle.yaml),
+aliases, alias bombs, huge integers, deep nesting, mutations of the shipped vehicle.yaml;
+duplicated keys and numbers too large, whose errors must name the key path), the YAML writer,
 vehicle overrides with random keys, values and types, recording descriptions, URDF trees.
 """
 
@@ -101,6 +102,62 @@ def test_yaml_deep_nesting(depth: int, opener: str) -> None:
     else:
         text = opener * depth + '1' + close * depth
     result_or_one_line_error(load_yaml_text, text, 'fuzz.yaml')
+
+
+@st.composite
+def keyed_documents(draw: Any) -> tuple[str, str | None, str]:
+    """A mapping nested ``depth`` levels deep whose innermost keys may repeat, and a numeric
+    value that may be too large for a float or an int64: ``(text, dotted path of the first
+    duplicate or None, innermost path)`` (issue 28: the culprit's key path is named)."""
+    depth = draw(st.integers(0, 3))
+    keys = draw(st.lists(st.sampled_from(['mass', 'gain', 'x', 'y_1']), min_size=1, max_size=5))
+    value = draw(st.sampled_from(['1', '2.5', '1.0e+308', '1.0e+309', '9' * 19, '9' * 20,
+                                  '-' + '9' * 25, '.inf']))
+    outer = [f'n{i}' for i in range(depth)]
+    lines = [f'{"  " * i}{name}:' for i, name in enumerate(outer)]
+    lines += [f'{"  " * depth}{key}: {value}' for key in keys]
+    dup = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+    return ('\n'.join(lines) + '\n', '.'.join([*outer, dup]) if dup else None,
+            '.'.join([*outer, keys[0]]))
+
+
+@fuzz_settings(200)
+@given(keyed_documents())
+def test_duplicated_keys_and_huge_numbers_are_named(doc: tuple[str, str | None, str]) -> None:
+    from rc_sim_description.errors import ConfigError
+
+    text, dup, first = doc
+    try:
+        data = load_yaml_text(text, 'fuzz.yaml')
+    except ConfigError as exc:
+        message = str(exc)
+        assert '\n' not in message and message.startswith('fuzz.yaml: ')
+        if dup is not None and 'duplicated key' in message:
+            assert message.startswith(f'fuzz.yaml: {dup}: duplicated key'), message
+        else:  # the first value is the first culprit
+            assert message.startswith(f'fuzz.yaml: {first}: '), message
+            assert 'too large for a float' in message or 'more than 19 digits' in message
+        return
+    assert dup is None  # PyYAML alone kept the last of duplicated keys silently
+    leaf = data
+    for part in first.split('.')[:-1]:
+        leaf = leaf[part]
+    value = leaf[first.split('.')[-1]]
+    assert isinstance(value, int) or value == value  # never a NaN
+    assert isinstance(value, int) or abs(value) < float('inf') or 'inf' in text
+
+
+@fuzz_settings(150)
+@given(VALUES)
+def test_yaml_writer_is_finite_or_one_line(data: Any) -> None:
+    """What dump_yaml writes reads back finite; a NaN or inf is a one-line error."""
+    from rc_sim_description.yamlio import dump_yaml
+
+    text = result_or_one_line_error(dump_yaml, data, 'out.yaml')
+    if text is not None:
+        from rc_sim_description.finite import first_non_finite
+
+        assert first_non_finite(load_yaml_text(text, 'out.yaml')) is None
 
 
 @st.composite

@@ -106,8 +106,8 @@ def test_real_cars_from_1_43_to_1_5_load(tmp_path: Path, car: dict) -> None:
     ({'yaw_inertia': 0.005}, 'mass_properties.yaw_inertia', 'too fast for the engine step'),
     ({'cornering_stiffness_front': 2000.0, 'cornering_stiffness_rear': 2000.0},
      'mass_properties.yaw_inertia', 'lower the tyre stiffness cornering_stiffness'),
-    ({'pacejka_lateral': {'B': 40.0, 'C': 1.3, 'D': 1.0, 'E': 0.0}}, 'tyres.pacejka_lateral',
-     'lower the tyre stiffness pacejka_lateral'),
+    ({'pacejka_lateral': {'B': 40.0, 'C': 1.3, 'D': 1.0, 'E': 0.0}, 'tyre_model': 'pacejka'},
+     'tyres.pacejka_lateral', 'lower the tyre stiffness pacejka_lateral'),
     ({'max_wheel_speed': 4000.0}, 'drive.max_wheel_speed', 'above 150 m/s'),
 ])
 def test_cross_field_rules_refuse_meaningless_physics(values: dict, key: str,

@@ -40,7 +40,7 @@ def test_defaults_keep_the_gz_pd_models_and_resolve_nulls() -> None:
     assert q.effective_wheel_radius == 0.0485
     assert q.normalised_steering_gains == (0.3, p.steering.max_steering_angle)
     assert set(SERVO_MODELS) == {'pd_joint', 'first_order', 'second_order'}
-    assert set(DRIVE_MODELS) == {'pd_joint', 'first_order', 'throttle'}
+    assert set(DRIVE_MODELS) == {'pd_joint', 'first_order', 'throttle', 'acceleration'}
     data = yaml.safe_load(default_vehicle_yaml().read_text())
     for section, keys in NEW_KEYS.items():
         assert all(k in data[section] for k in keys)  # every key written in vehicle.yaml

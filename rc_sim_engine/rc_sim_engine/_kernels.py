@@ -19,24 +19,41 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_engine.actuators import linkage, servo_substep, wheel_substep
-from rc_sim_engine.drive_models import dead_band_duty, duty_filter, esc_substep, sticks
+from rc_sim_engine.drive_models import (
+    V_STOPPED,
+    duty_filter,
+    esc_substep,
+    speed_command,
+    sticks,
+)
 from rc_sim_engine.integrators import integrate_chassis
 from rc_sim_engine.models import (
     V_EPS,
     axle_loads,
+    drive_input,
+    force_drive_at_rest,
     model_rhs,
     rear_drive_force,
     wheel_joint_rates,
 )
 from rc_sim_engine.packed import (
+    P_ACC_DECAY,
+    P_ACC_GAIN,
+    P_ACC_MAX,
     P_BACKLASH,
     P_CM1,
+    P_CM2,
     P_CR0,
+    P_CR1,
+    P_CR2,
     P_DEAD_BAND,
+    P_DEC_MAX,
     P_DRIVE_ACC,
     P_DRIVE_BRAKE,
     P_DRIVE_DECAY,
+    P_DRIVE_INPUT,
     P_DRIVE_MODEL,
+    P_DRIVE_SCALE,
     P_DRIVE_TAU,
     P_DUTY_DEAD_BAND,
     P_DUTY_DECAY,
@@ -57,6 +74,7 @@ from rc_sim_engine.packed import (
     P_LON_D,
     P_LON_E,
     P_LR,
+    P_M,
     P_MAX_STEER,
     P_MAX_STEER_RATE,
     P_MAX_WHEEL_SPEED,
@@ -73,6 +91,8 @@ from rc_sim_engine.packed import (
     P_SERVO_WN,
     P_SERVO_ZETA,
     P_SO_PHI,
+    P_SPEED_KI,
+    P_SPEED_KP,
     P_STEER_GAIN,
     P_STEER_KIND,
     P_STEER_OFFSET,
@@ -86,6 +106,7 @@ from rc_sim_engine.packed import (
 )
 from rc_sim_engine.servo_models import (
     first_order_servo_substep,
+    inverse_normalised_steering,
     normalised_steering,
     play,
     second_order_servo_substep,
@@ -99,6 +120,7 @@ from rc_sim_engine.state import (
     SERVO_ANGLE,
     SERVO_INTEGRAL,
     SERVO_TARGET,
+    SPEED_REFERENCE,
     STEER,
     STEER_RATE,
     VX,
@@ -117,10 +139,16 @@ V_REST = 1e-9
 
 @njit(cache=True, error_model='numpy')
 def servo_target(cmd: float, p: NDArray[np.float64]) -> float:
-    """Saturated steering target: trimmed angle through the linkage (actuators.trim_steering) or
-    the normalised map (servo_models.steering_map)."""
+    """Saturated steering target: trimmed angle through the linkage (actuators.trim_steering),
+    the normalised map (servo_models.steering_map), or an angle to a normalised car through the
+    inverse of its map and back (kind 2: the angle within the map's ends)."""
     if p[P_STEER_KIND] > 0.5:
-        t = normalised_steering(cmd, p[P_STEER_OFFSET], p[P_GAIN_LEFT], p[P_GAIN_RIGHT],
+        s = cmd
+        if p[P_STEER_KIND] > 1.5:
+            s = inverse_normalised_steering(cmd, p[P_STEER_OFFSET], p[P_GAIN_LEFT],
+                                            p[P_GAIN_RIGHT], p[P_K_LEFT], p[P_K_RIGHT],
+                                            p[P_TANH_K_LEFT], p[P_TANH_K_RIGHT])
+        t = normalised_steering(s, p[P_STEER_OFFSET], p[P_GAIN_LEFT], p[P_GAIN_RIGHT],
                                 p[P_K_LEFT], p[P_K_RIGHT], p[P_TANH_K_LEFT], p[P_TANH_K_RIGHT])
     else:
         t = linkage(p[P_STEER_GAIN] * cmd + p[P_STEER_OFFSET], p[P_LINK_Q], p[P_LINK_C])
@@ -130,9 +158,46 @@ def servo_target(cmd: float, p: NDArray[np.float64]) -> float:
 
 @njit(cache=True, error_model='numpy')
 def wheel_target(cmd: float, p: NDArray[np.float64]) -> float:
-    """Saturated drive target: wheel speed within +-max_wheel_speed, or a duty within [-1, 1]."""
-    lim = 1.0 if p[P_DRIVE_MODEL] > 1.5 else p[P_MAX_WHEEL_SPEED]
+    """Saturated drive target: wheel speed within +-max_wheel_speed, a duty within [-1, 1], or
+    an acceleration (its limits act in the drive law)."""
+    model = p[P_DRIVE_MODEL]
+    if model > 2.5:
+        return cmd
+    lim = 1.0 if model > 1.5 else p[P_MAX_WHEEL_SPEED]
     return max(-lim, min(lim, cmd))
+
+
+@njit(cache=True, error_model='numpy')
+def drive_command(x: NDArray[np.float64], p: NDArray[np.float64], cmd: float, dt: float
+                  ) -> float:
+    """The drive model's input from a (delayed) drive command: scaled (speed / R, force / m),
+    or a wheel-speed target through the speed controller of a throttle or acceleration car
+    (drive_models.speed_command), whose reference (SPEED_REFERENCE [m/s]) and integral
+    (WHEEL_INTEGRAL [rad]) advance by ``dt``."""
+    u = cmd * p[P_DRIVE_SCALE]
+    if p[P_DRIVE_INPUT] < 0.5:
+        return u
+    radius = p[P_R]
+    v_target = radius * u
+    vx = x[VX]
+    if v_target == 0.0:  # told to stop: no integral (it held another speed's correction)
+        x[WHEEL_INTEGRAL] = 0.0
+        if abs(vx) < V_STOPPED:  # and stopped
+            x[SPEED_REFERENCE] = 0.0
+            return 0.0
+    v_ref = x[SPEED_REFERENCE]
+    kp = p[P_SPEED_KP]
+    a_ref = kp * (v_target - v_ref)
+    lim = p[P_DEC_MAX] if a_ref * v_ref < 0.0 else p[P_ACC_MAX]
+    a_ref = max(-lim, min(lim, a_ref))
+    out, saturated = speed_command(v_ref, a_ref, vx, radius * x[WHEEL_INTEGRAL], kp,
+                                   p[P_SPEED_KI], p[P_DRIVE_MODEL] < 2.5, p[P_M], p[P_CM1],
+                                   p[P_CM2], p[P_DUTY_DEAD_BAND], p[P_ACC_GAIN], p[P_ACC_MAX],
+                                   p[P_DEC_MAX], p[P_CR0], p[P_CR1], p[P_CR2])
+    if not saturated:
+        x[WHEEL_INTEGRAL] += dt * (v_ref - vx) / radius
+        x[SPEED_REFERENCE] = v_ref + dt * a_ref
+    return out
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -176,8 +241,10 @@ def _drive(x: NDArray[np.float64], p: NDArray[np.float64], target: float, h: flo
     elif model == 1:
         x[WHEEL_SPEED] = esc_substep(x[WHEEL_SPEED], target, h, p[P_DRIVE_TAU],
                                      p[P_DRIVE_DECAY], p[P_DRIVE_ACC], p[P_DRIVE_BRAKE])
-    else:  # throttle: only the duty lag here; the force acts in the chassis step
+    elif model == 2:  # throttle: only the duty lag here; the force acts in the chassis step
         x[DUTY] = duty_filter(x[DUTY], target, p[P_DUTY_DECAY])
+    else:  # acceleration: the command's lag (state DUTY); the force acts in the chassis step
+        x[DUTY] = duty_filter(x[DUTY], target, p[P_ACC_DECAY])
 
 
 @njit(cache=True, error_model='numpy')
@@ -191,11 +258,13 @@ def project_kinematic(x: NDArray[np.float64], p: NDArray[np.float64]) -> None:
 @njit(cache=True, error_model='numpy')
 def advance(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: float, wheel_cmd: float,
             dt: float, n_sub: int, model_id: int, integ_id: int, project: bool) -> None:
-    """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place."""
+    """One physics step ``dt`` of one car with the (already delayed) commands; ``x`` in place.
+    The drive command becomes the drive model's input first (:func:`drive_command`)."""
+    drive = drive_command(x, p, wheel_cmd, dt)
     if p[P_GZ_ACTUATORS] > 0.5:
-        _advance_gz(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+        _advance_gz(x, p, steer_cmd, drive, dt, n_sub, model_id, integ_id, project)
     else:
-        _advance_models(x, p, steer_cmd, wheel_cmd, dt, n_sub, model_id, integ_id, project)
+        _advance_models(x, p, steer_cmd, drive, dt, n_sub, model_id, integ_id, project)
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -272,19 +341,19 @@ def _advance_models(x: NDArray[np.float64], p: NDArray[np.float64], steer_cmd: f
         d_target = play(x[SERVO_TARGET], d_target, p[P_DEAD_BAND])
     x[SERVO_TARGET] = d_target
     w_target = wheel_target(wheel_cmd, p)
-    throttle = drive_model == 2
+    force = drive_model >= 2  # throttle or acceleration: a force, no wheel slip state
     for _ in range(n_sub):
         d0, vx0 = x[STEER], x[VX]
-        w0 = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
+        w0 = drive_input(x, p)
         _servo(x, p, d_target, h, phi, servo_model, backlash)
         fz_r = fz_r0
         if p[P_LOAD_TRANSFER] > 0.5:
             fz_r = axle_loads(p, rear_drive_force(x[VX], w0, p, fz_r0))[1]
         _drive(x, p, w_target, h, fz_r, drive_model)
-        w = dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND]) if throttle else x[WHEEL_SPEED]
+        w = drive_input(x, p)
         td = _chassis_substep(x, p, h, d0, x[STEER], w0, w, model_id, integ_id, project)
-        if throttle:  # no slip state: the rear wheels roll
-            if sticks(w, x[VX], vx0, p[P_CM1], p[P_CR0]):
+        if force:  # no slip state: the rear wheels roll
+            if sticks(force_drive_at_rest(w, p), x[VX], vx0, p[P_CR0]):
                 x[VX] = 0.0  # static friction: at rest, never pushed backwards
                 if abs(x[VY]) < V_REST and abs(x[YAW_RATE]) < V_REST:
                     x[VY] = 0.0  # (no creep into denormals)

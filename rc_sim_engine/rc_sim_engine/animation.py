@@ -6,7 +6,8 @@ size are bounded whatever the run length: at most :data:`MAX_FRAMES` frames at m
 :data:`MAX_FPS` frames per second of video. A run up to MAX_FRAMES / MAX_FPS = 30 s plays in real
 time at MAX_FPS; a longer one is sampled at MAX_FRAMES evenly spaced times and plays faster (the
 speed-up is printed in the title). Each frame redraws only the moving artists (footprints, trail,
-scan points, clock), on a small figure, so a 300-frame GIF takes a few seconds.
+scan points, clock) on a 720 x 576 figure whose text reads at its natural size, so a 300-frame
+GIF takes a few seconds.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _scan_points(result: SimResult, t_frames: FloatArray, poses: tuple[FloatArra
 
 def write_animation(result: SimResult, path: str | os.PathLike[str], title: str = '', *,
                     max_frames: int = MAX_FRAMES, max_fps: int = MAX_FPS,
-                    dpi: int = 72) -> Path:
+                    dpi: int = 96) -> Path:
     """Write a GIF of ``result`` (every car: footprint and trail; car 0's lidar scan) atomically.
 
     Frames are subsampled as :func:`frame_times` says; returns the path.
@@ -105,7 +106,7 @@ def write_animation(result: SimResult, path: str | os.PathLike[str], title: str 
              for c, p in enumerate(result.params)]
     scans = _scan_points(result, t_frames, (xs[0], ys[0], yaws[0]), 0)
 
-    fig = Figure(figsize=(6.0, 4.8), dpi=dpi)
+    fig = Figure(figsize=(7.5, 6.0), dpi=dpi)  # 720 x 576 pixels: its text reads at 100 %
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     draw_world(ax, result.world)
@@ -115,8 +116,9 @@ def write_animation(result: SimResult, path: str | os.PathLike[str], title: str 
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(lo_y, hi_y)
     ax.set_aspect('equal')
-    ax.set_xlabel('x [m] (odom)')
-    ax.set_ylabel('y [m] (odom)')
+    ax.set_xlabel('x [m] (odom)', fontsize=11)
+    ax.set_ylabel('y [m] (odom)', fontsize=11)
+    ax.tick_params(labelsize=10)
     ax.grid(True, alpha=0.3)
     colours = rcParams['axes.prop_cycle'].by_key()['color']
     trails = [ax.plot([], [], lw=1.0, color=colours[c % len(colours)], animated=True)[0]
@@ -125,13 +127,13 @@ def write_animation(result: SimResult, path: str | os.PathLike[str], title: str 
             for c in range(n_cars)]
     scan_dots = ax.scatter(np.zeros(0), np.zeros(0), s=2, color='red', zorder=5,
                            label='lidar scan', animated=True)
-    clock = ax.text(0.02, 0.97, '', transform=ax.transAxes, va='top', fontsize=9,
-                    animated=True)
+    clock = ax.text(0.02, 0.97, '', transform=ax.transAxes, va='top', fontsize=12,
+                    family='monospace', animated=True)
     speedup = t_end / max((len(t_frames) - 1) / fps, 1e-9)
     pace = 'real time' if speedup < 1.05 else f'{speedup:.1f}x real time'
-    ax.set_title(f'{title or result.world.name} ({pace})', fontsize=10)
+    ax.set_title(f'{title or result.world.name} ({pace})', fontsize=12)
     if result.scan_angles.size:
-        ax.legend(loc='upper right', fontsize=8)
+        ax.legend(loc='upper right', fontsize=10)
     fig.tight_layout()
 
     def update(i: int) -> list[Any]:

@@ -250,9 +250,17 @@ def sim_batches(streams: dict[str, Any], params: Any, namespaces: Sequence[str])
 
 def extra_batches(extra: Iterable[tuple[str, str, int, Any]]) -> list[RawBatch]:
     """Caller messages ``(topic, msgtype, t_ns, msg)`` (typestore messages) as batches, ordered
-    after the simulation's topics at equal stamps."""
+    after the simulation's topics at equal stamps; a NaN or infinite field is a BagError naming
+    the topic and time."""
+    from rc_sim_description.bags import BagError
+    from rc_sim_description.finite import non_finite_field
+
     out = []
     for order, (topic, msgtype, t_ns, msg) in enumerate(extra):
+        bad = non_finite_field(msg)
+        if bad is not None:  # e.g. a reference path of a degenerate trajectory
+            raise BagError(f'{topic} at t = {int(t_ns) * 1e-9:.3f} s: {bad} ({msgtype}): a bag '
+                           'never holds NaN or infinite values (nothing was written)')
         store = typestore()
         data = np.frombuffer(bytes(store.serialize_cdr(msg, msgtype)), dtype=np.uint8)
         out.append(RawBatch(topic, msgtype, np.array([int(t_ns)], dtype=np.int64),

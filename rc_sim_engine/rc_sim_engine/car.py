@@ -2,9 +2,12 @@
 
 Command chain per physics step (same order as the real car and the gz launch): commands (by
 default the mapper outputs ``/steering_angle`` [rad] and ``/rear_wheel_speed`` [rad/s]; or a
-normalised servo command and an ESC duty, see ``steering_kind`` / ``drive_kind``) -> pure
-``command_latency`` delay (rounded to whole steps) -> steering trim or normalised map +
-saturation + dead band -> servo model (+ backlash) and drive model -> model + integrator.
+normalised servo command, an ESC duty, an acceleration or a force, see ``steering_kind`` /
+``drive_kind``) -> pure ``command_latency`` delay (rounded to whole steps) -> steering trim or
+normalised map (an angle to a normalised car: through the inverse of its map first) +
+saturation + dead band -> servo model (+ backlash); the drive command scaled to the drive
+model's input (a speed to a throttle or acceleration car: through its speed controller) -> drive
+model -> model + integrator.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from rc_sim_engine.state import (
     FRONT_RIGHT_WHEEL_ANGLE,
     N_STATE,
     REAR_WHEEL_ANGLE,
+    SPEED_REFERENCE,
     STEER,
     VX,
     VY,
@@ -93,10 +97,14 @@ class Car:
         tyre_model: override of ``params.tyres.tyre_model`` (also ``fiala_unsaturated``).
         load_transfer: shift axle loads by ``m ax h / L``.
         steering_kind: ``'angle'``: steering commands are angles [rad] (trim ``steering_gain``,
-            ``steering_offset``); ``'normalised'``: servo commands s in [-1, 1] through the
-            left/right map of vehicle.yaml.
-        drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
-            ``drive.drive_model: throttle``).
+            ``steering_offset``; to a car whose ``steering_command`` is normalised: through the
+            inverse of its map, as the car's own code does); ``'normalised'``: servo commands
+            s in [-1, 1] through the left/right map of vehicle.yaml.
+        drive_kind: ``'wheel_speed'`` [rad/s] (the mapper's), ``'speed'`` [m/s],
+            ``'throttle'`` (ESC duty in [-1, 1], needs ``drive.drive_model: throttle``),
+            ``'acceleration'`` [m/s^2] or ``'force'`` [N] (``drive_model: acceleration``).
+            Wheel speeds and speeds to a throttle or acceleration car go through its speed
+            controller (:mod:`rc_sim_engine.drive_models`).
     """
 
     def __init__(self, params: VehicleParams | Sequence[VehicleParams], *,
@@ -113,7 +121,8 @@ class Car:
         self.steering_kind = steering_kind
         self.drive_kind = resolve_drive_kind(self.params, drive_kind)
         self._p = pack_params(self.params, tyre_model=tyre_model, load_transfer=load_transfer,
-                              substep=self.dt / self._n_sub, steering_kind=steering_kind)
+                              substep=self.dt / self._n_sub, steering_kind=steering_kind,
+                              drive_kind=drive_kind)
         self._delay = np.array([latency_steps(p.timing.command_latency, self.dt)
                                 for p in self.params], dtype=np.int64)
         self._buf = np.zeros((self.n, int(np.max(self._delay)) + 1, 2))
@@ -138,6 +147,7 @@ class Car:
         self.state[:, YAW] = yaws
         self.state[:, VX] = v
         self.state[:, WHEEL_SPEED] = v / self._p[:, P_R]
+        self.state[:, SPEED_REFERENCE] = v  # a speed controller starts settled on the speed
         self.time = 0.0
         self._head = 0
         self._primed = False

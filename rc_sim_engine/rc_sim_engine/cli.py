@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rcsim``."""
+    from rc_sim_description.report_page import command_started
+
+    command_started(argv)  # the output pages show the command line and its wall time
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, 'func', None) is None:

@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rc_sim_description.errors import RcSimError
 
-__all__ = ['register']
+__all__ = ['map_inputs', 'register']
 
 
 def register(subparsers: Any) -> None:
@@ -53,6 +54,22 @@ def register(subparsers: Any) -> None:
     line.add_argument('--out', required=True, help='output .csv file')
     line.add_argument('--force', action='store_true', help='overwrite an existing output')
     line.set_defaults(func=_centerline)
+
+
+def map_inputs(path: str | Path) -> list[Path]:
+    """The files a map YAML reads: itself, its image and its centre line (as far as the YAML can
+    be read; a broken one fails later with its own error). Outputs must not overlap them."""
+    from rc_sim_engine.track_map import read_map_spec
+
+    out = [Path(path)]
+    try:
+        spec = read_map_spec(path)
+    except RcSimError:
+        return out
+    out.append(spec.image)
+    if spec.centerline is not None:
+        out.append(spec.centerline)
+    return out
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -98,11 +115,14 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _to_sdf(args: argparse.Namespace) -> int:
+    from rc_sim_description.atomic import check_output_path
     from rc_sim_engine.map_world import write_map_sdf
     from rc_sim_engine.track import resolve_map_path
 
-    out = write_map_sdf(resolve_map_path(args.map), args.out, unknown=args.unknown,
-                        wall_height=args.wall_height, force=args.force)
+    path = resolve_map_path(args.map)
+    check_output_path(args.out, force=args.force, kind='file', inputs={'map': map_inputs(path)})
+    out = write_map_sdf(path, args.out, unknown=args.unknown, wall_height=args.wall_height,
+                        force=args.force)
     print(f'rcsim map to-sdf: wrote {out}')
     return 0
 
@@ -118,8 +138,10 @@ def _centerline(args: argparse.Namespace) -> int:
     from rc_sim_engine.track import resolve_map_path
     from rc_sim_engine.track_map import load_map
 
-    target = check_output_path(args.out, force=args.force)
-    occ = load_map(resolve_map_path(args.map))
+    path = resolve_map_path(args.map)
+    target = check_output_path(args.out, force=args.force, kind='file',
+                               inputs={'map': map_inputs(path)})
+    occ = load_map(path)
     start = map_spawn_pose(occ, args.unknown)
     spec = occ.spec
     if spec is not None and spec.centerline is not None:

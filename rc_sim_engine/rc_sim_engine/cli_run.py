@@ -19,7 +19,7 @@ import sys
 from typing import Any
 import warnings
 
-__all__ = ['command', 'register', 'scenario_path', 'sequence_from_bag']
+__all__ = ['command', 'input_files', 'register', 'scenario_path', 'sequence_from_bag']
 
 WORLD_ORDER = ('basic_track', 'figure_eight', 'flat_track')  # suggestion order (walled first)
 
@@ -223,7 +223,8 @@ def command(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise ConfigError(f'--seed: must be >= 0, got {args.seed}')
     _check_cars(args)
-    check_output_path(args.out, force=args.force)  # also probes that new entries can be made
+    # never over an input (with or without --force); also probes that new entries can be made
+    check_output_path(args.out, force=args.force, kind='bag', inputs=input_files(args))
     worker = None if args.no_plots else PlotWorker()  # plots drawn on another core meanwhile
     start_numba_without_blas()  # this process runs the engine's kernels only
     try:
@@ -237,15 +238,14 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     """The run itself (see :func:`command`)."""
     import time
 
-    import yaml
-
     from rc_sim_description.bags.writer import BagWriter
     from rc_sim_description.cli_support import progress
-    from rc_sim_description.errors import ConfigError
+    from rc_sim_description.errors import ConfigError, DegenerateError
     from rc_sim_description.frames import car_namespaces
     from rc_sim_description.limits import MAX_DURATION_S
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import SpawnPose, spawn_pose
+    from rc_sim_description.yamlio import dump_yaml
     from rc_sim_engine.bagio import SimBagStream
     from rc_sim_engine.car_grid import load_car_params, parse_car_options
     from rc_sim_engine.map_world import load_map_world
@@ -281,7 +281,8 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     config = SimConfig(model=args.model, tyre_model=args.tyre_model,
                        lidar_errors=_lidar_errors(args.lidar_errors), seed=args.seed,
                        realtime_factor=args.realtime_factor, collision_response=args.collision)
-    compile_s = ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
+    compile_s = ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True),
+                                lidar_errors=config.lidar_errors is not None)
     given = args.start or []
     for pose in given:
         if not all(math.isfinite(v) for v in pose):
@@ -290,6 +291,8 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
     if given:
         start = tuple(given[0])
         note = ''
+        if n == 1:  # several cars: checked with the others (_car_starts)
+            _check_given_start(world, params, start, args.world)
     else:
         spawn = spawn_pose(wpath) if map_spawn is None else SpawnPose(*map_spawn)
         check_start([(spawn.x, spawn.y, spawn.yaw)])
@@ -300,7 +303,7 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
                     start=starts if n > 1 else start)
     check_bag(sim, total)
     title = f'{world.name}: {label}'
-    with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
+    with BagWriter(args.out, storage=args.storage, force=args.force, finite=True) as bag:
         # the bag is written by a thread while the loop runs (chunk by chunk, bounded memory)
         with ThreadedSink(SimBagStream(bag, sim.params, lidar=config.lidar)) as sink:
             with progress(f'simulating {label}', total=total) as bar:
@@ -314,12 +317,15 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
                             {'t': e.t, 'obstacle': e.obstacle, 'speed': e.speed,
                              **({'car': e.car} if n > 1 else {})}
                             for e in result.collisions]})
+        if not math.isfinite(summary.get('realtime_factor', 0.0)):
+            summary['realtime_factor'] = None  # a loop too fast to time: not measurable
         if n > 1:
             summary['cars'] = n
             summary['starts'] = starts.tolist()
             summary['namespaces'] = car_namespaces(n)
-        (bag.directory / 'summary.yaml').write_text(yaml.safe_dump(summary, sort_keys=False),
-                                                    encoding='utf-8')
+        (bag.directory / 'summary.yaml').write_text(
+            dump_yaml(summary, f'{args.out}/summary.yaml', error=DegenerateError,
+                      hint=' (the run degenerated: nothing was written)'), encoding='utf-8')
         bag.finish_storage()  # indexes and metadata while the plots are drawn
         plots = [] if worker is None else worker.finish()
         if args.animate:
@@ -327,14 +333,34 @@ def _run(args: argparse.Namespace, worker: Any, wall0: float) -> int:
 
             plots.insert(0, write_animation(result, bag.directory / 'animation.gif', title).name)
         counts = dict(bag.counts)
-    from rc_sim_engine.index_page import write_index
+        from rc_sim_engine.index_page import write_index
 
-    write_index(args.out, f'rcsim run: {title}', summary,
-                notes=[f'start pose{f" of car_{i}" if n > 1 else ""} {p[0]:.3f}, {p[1]:.3f}, '
-                       f'{p[2]:.3f}{note if i == 0 else ""}' for i, p in enumerate(starts)])
+        # inside the bag before it is renamed into place: a full disk leaves no bag without it
+        write_index(bag.directory, f'rcsim run: {title}', summary,
+                    notes=[f'start pose{f" of car_{i}" if n > 1 else ""} {p[0]:.3f}, '
+                           f'{p[1]:.3f}, {p[2]:.3f}{note if i == 0 else ""}'
+                           for i, p in enumerate(starts)])
     _print_summary(args, result, summary, counts, plots, starts, note,
                    time.perf_counter() - wall0 - compile_s, compile_s)
     return 0
+
+
+def input_files(args: argparse.Namespace) -> dict[str, list[str]]:
+    """The files ``rcsim run`` reads, by flag: its output must overlap none of them."""
+    from rc_sim_engine.cli_map import map_inputs
+    from rc_sim_engine.track_map import is_map_yaml
+
+    def files(value: str | None) -> list[str]:
+        return [value] if value and Path(value).is_file() else []
+
+    world: list[str] = []
+    if Path(args.world).exists():
+        world = ([str(p) for p in map_inputs(args.world)] if is_map_yaml(args.world)
+                 else [args.world])
+    return {'--params': list(args.params),
+            '--car-params': [spec.partition('=')[2] for spec in args.car_params],
+            '--scenario': files(args.scenario), '--cmd-vel-bag': [args.cmd_vel_bag or ''],
+            '--world': world, '--lidar-errors': files(args.lidar_errors)}
 
 
 def _check_cars(args: argparse.Namespace) -> None:
@@ -350,6 +376,19 @@ def _check_cars(args: argparse.Namespace) -> None:
     if given not in (0, 1, n):
         raise ConfigError(f'--start given {given} times for --cars {n}: give it once (car 0 '
                           f'there, the others lined up behind) or once per car')
+
+
+def _check_given_start(world: Any, params: Any, start: tuple[float, ...], world_name: str
+                       ) -> None:
+    """A --start whose car footprint touches an obstacle is refused, naming the obstacle."""
+    from rc_sim_description.errors import ConfigError
+    from rc_sim_engine.start_pose import touched_obstacle
+
+    hit = touched_obstacle(world, params, (start[0], start[1], start[2]))
+    if hit is not None:
+        raise ConfigError(f'--start {start[0]:g} {start[1]:g} {start[2]:g}: the car touches '
+                          f'{hit!r} of {world_name} there; give a start pose clear of the '
+                          'walls')
 
 
 def _car_starts(world: Any, cars: list[Any], given: list[list[float]],
@@ -386,19 +425,32 @@ def _place(world: Any, params: Any, seq: Any, spawn: tuple[float, float, float],
     """Start pose for ``seq``: the spawn pose, the nearest pose inside the track where the
     predicted path stays clear, or a one-line refusal naming a world where it fits."""
     from rc_sim_description.errors import ConfigError
-    from rc_sim_engine.start_pose import choose_start, path_extent
+    from rc_sim_engine.collision import footprint_from_params
+    from rc_sim_engine.start_pose import choose_start, enclosure, path_extent
 
     choice = choose_start(world, params, seq, spawn)
     if choice.fits:
         note = (f' (moved from the spawn pose {spawn[0]:g}, {spawn[1]:g}, {spawn[2]:g}: the '
                 f'scenario does not fit there)' if choice.moved else '')
         return (choice.x, choice.y, choice.yaw), note
+    enclosed = enclosure(world, (spawn[0], spawn[1]))
+    foot = footprint_from_params(params)
+    car_l, car_w = 2 * foot.half_length, 2 * foot.half_width
+    where = (f'the free space around the spawn pose ({spawn[0]:g}, {spawn[1]:g}) is about '
+             f'{enclosed.length:.2f} m x {enclosed.width:.2f} m, enclosed by '
+             f'{enclosed.text(4)}' if enclosed is not None and enclosed.walls else '')
+    if enclosed is not None and (min(enclosed.length, enclosed.width) < car_w
+                                 or max(enclosed.length, enclosed.width) < car_l):
+        raise ConfigError(f'no start pose in {world_name} is clear of the walls: {where}, '
+                          f'too small for the car ({car_l:.2f} m x {car_w:.2f} m); fix the '
+                          'world or give another --world')
     length, width = path_extent(seq, params)
     other = _fitting_world(params, seq, exclude=world.name)
     hint = f'try --world {other}' if other else 'try a shorter or tighter scenario'
     raise ConfigError(f'scenario {label!r} does not fit in {world_name}: it sweeps about '
                       f'{length:.1f} m x {width:.1f} m and no start pose inside the track keeps '
-                      f'it clear of the walls; {hint} (or give --start X Y YAW)')
+                      f'it clear of the walls{f" ({where})" if where else ""}; {hint} (or give '
+                      '--start X Y YAW)')
 
 
 def _fitting_world(params: Any, seq: Any, exclude: str) -> str | None:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-import json
 import math
 from pathlib import Path
 import sys
 from typing import Any
 
 from rc_sim_control.evaluation import DEFAULT_TRANSIENT
-from rc_sim_description.errors import ConfigError
+from rc_sim_description.errors import ConfigError, RcSimError
 
 __all__ = ['register']
 
@@ -57,6 +56,21 @@ def _parse_set(items: Sequence[str]) -> dict[str, Any]:
             raise ConfigError(f'--set {item!r}: {raw!r} is not a valid '
                               f'{type(default).__name__}') from None
     return out
+
+
+def _check_control(rate_hz: float, duration_s: float) -> None:
+    """The controller runs at most once per physics step, and its calls (duration x rate) stay
+    within :data:`~rc_sim_description.limits.MAX_CONTROL_TICKS` (checked before the run)."""
+    from rc_sim_description.limits import MAX_CONTROL_TICKS, MAX_DURATION_S
+    from rc_sim_engine.simulator import SimConfig
+
+    physics_hz = 1.0 / SimConfig().dt
+    if rate_hz > physics_hz * (1 + 1e-9):
+        raise ConfigError(f'--control-rate: {rate_hz:g} Hz exceeds the physics rate of '
+                          f'{physics_hz:g} Hz (the controller runs at most once per step)')
+    MAX_DURATION_S.check(duration_s, 'the tracking run')
+    MAX_CONTROL_TICKS.check(duration_s * rate_hz, f'--control-rate {rate_hz:g} Hz over '
+                                                  f'{duration_s:g} s')
 
 
 def _check_transient(value: float) -> None:
@@ -104,7 +118,9 @@ def command_track(args: argparse.Namespace) -> int:
     trajectory_name, renamed = canonical_trajectory(args.trajectory)
     if renamed:
         print(f'note: {renamed}', file=sys.stderr)
-    check_output_path(args.out, force=args.force)
+    check_output_path(args.out, force=args.force, kind='bag', inputs={
+        '--params': args.params, '--waypoints': args.waypoints,
+        '--world': [args.world] if Path(args.world).is_file() else []})
     _check_transient(args.transient)
     if not (math.isfinite(args.control_rate) and args.control_rate > 0):
         raise ConfigError(f'--control-rate: must be a finite number > 0 Hz, '
@@ -134,7 +150,8 @@ def command_track(args: argparse.Namespace) -> int:
                           f'{limits.max_speed:.2f} m/s')
     for problem in limits.problems(size_key, session.values.get(size_key or '')):
         print(f'note: {problem}', file=sys.stderr)
-    _compile_kernels()
+    _check_control(args.control_rate, session.duration)
+    _compile_kernels('track')
     with progress(f'track {trajectory_name}', session.duration) as bar:
         run = run_tracking(params, world, values, model=args.model, tyre_model=args.tyre_model,
                            start=spawn, control_rate=args.control_rate,
@@ -149,14 +166,16 @@ def command_track(args: argparse.Namespace) -> int:
                             'max_curvature_per_m': limits.curvature,
                             'max_lateral_acceleration_mps2': limits.lateral_acceleration},
               'collisions': len(run.result.collisions), **run.evaluation.report()}
-    with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
+    metrics = _metrics_json(report, f'{args.out}/metrics.json')
+    with BagWriter(args.out, storage=args.storage, force=args.force, finite=True) as bag:
         write_run_bag(bag, run.result, run.paths, run.evaluation)
-        (bag.directory / 'metrics.json').write_text(json.dumps(report, indent=2) + '\n')
+        (bag.directory / 'metrics.json').write_text(metrics)
         if not args.no_plots:
             plot_tracking(run.evaluation, bag.directory / 'tracking.png', title, world)
         if args.animate:
             _animate(run.result, bag.directory, title)
-    _index(args.out, f'rcsim track: {title}', report, run.evaluation.lines())
+        bag.finish_storage()  # the storage file's final name, for the page's file list
+        _index(bag.directory, f'rcsim track: {title}', report, run.evaluation.lines())
     print(f'{title}: {run.duration:.1f} s simulated, {len(run.result.collisions)} collision(s)')
     for line in run.evaluation.lines():
         print(line)
@@ -164,10 +183,25 @@ def command_track(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compile_kernels() -> None:
+def _metrics_json(report: dict[str, Any], where: str, hint: str = '',
+                  error: type[RcSimError] | None = None) -> str:
+    """metrics.json text; a NaN or infinite metric is a one-line error (by default exit 3: the
+    run or its evaluation degenerated), never the invalid JSON token ``NaN``."""
+    from rc_sim_description.errors import DegenerateError
+    from rc_sim_description.finite import finite_json
+
+    return finite_json(report, where, error=error or DegenerateError, indent=2,
+                       hint=hint or ' (the evaluation degenerated: nothing was written)') + '\n'
+
+
+#: what rcsim evaluate writes into --out (--force replaces only such a directory)
+EVALUATE_FILES = ('metrics.json', 'tracking.png', 'index.html')
+
+
+def _compile_kernels(command: str) -> None:
     from rc_sim_engine.warmup import ensure_compiled
 
-    ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True))
+    ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True), command)
 
 
 def _animate(result: Any, directory: Path, title: str) -> None:
@@ -191,13 +225,16 @@ def _pose_tuple(spawn: tuple[float, float, float]) -> Any:
 def command_evaluate(args: argparse.Namespace) -> int:
     """``rcsim evaluate``."""
     from rc_sim_description.atomic import atomic_output_dir, check_output_path
+    from rc_sim_description.bags import BagError
     from rc_sim_engine.tracking_bag import load_evaluation
     from rc_sim_engine.tracking_plots import plot_tracking
 
     _check_transient(args.transient)
     params = _load_params(args.params)
     if args.out is not None:
-        check_output_path(args.out, force=args.force)
+        check_output_path(args.out, force=args.force, kind='dir', names=EVALUATE_FILES,
+                          inputs={'--bag': args.bag, '--recording': args.recording,
+                                  '--params': args.params})
     ev = load_evaluation(args.bag, params, args.transient, recording=args.recording,
                          skip_corrupt=args.skip_corrupt)
     for line in ev.lines():
@@ -206,10 +243,13 @@ def command_evaluate(args: argparse.Namespace) -> int:
         print(f'note: the run is too short for metrics after the {args.transient:g} s transient '
               '(see --transient)')
     if args.out is not None:
-        with atomic_output_dir(args.out, force=args.force) as tmp:
+        metrics = _metrics_json({'bag': str(args.bag), **ev.report()},
+                                f'{args.out}/metrics.json',
+                                f' (from {args.bag}: check its /odom and /reference_path)',
+                                BagError)
+        with atomic_output_dir(args.out, force=args.force, names=EVALUATE_FILES) as tmp:
             tmp.mkdir()
-            (tmp / 'metrics.json').write_text(json.dumps(
-                {'bag': str(args.bag), **ev.report()}, indent=2) + '\n')
+            (tmp / 'metrics.json').write_text(metrics)
             plot_tracking(ev, tmp / 'tracking.png', f'evaluate {Path(args.bag).name}')
             _index(tmp, f'rcsim evaluate: {Path(args.bag).name}', {'bag': str(args.bag),
                                                                    **ev.report()}, ev.lines())
@@ -229,9 +269,9 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
     from rc_sim_engine.tracking_bag import write_run_bag
     from rc_sim_engine.tracking_plots import plot_parking, plot_stop, plot_tracking
 
-    check_output_path(args.out, force=args.force)
+    check_output_path(args.out, force=args.force, kind='bag', inputs={'--params': args.params})
     params = _load_params(args.params)
-    _compile_kernels()
+    _compile_kernels('manoeuvre')
     report: dict[str, Any] = {'manoeuvre': args.name, 'model': args.model}
     if args.name == 'park':
         cfg = scenarios.ParkingConfig()
@@ -273,9 +313,10 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
                       collisions=len(av.result.collisions),
                       **(av.evaluation.report() if av.evaluation is not None else {}))
         result, paths, evaluation = av.result, av.paths, av.evaluation
-    with BagWriter(args.out, storage=args.storage, force=args.force) as bag:
+    metrics = _metrics_json(report, f'{args.out}/metrics.json')
+    with BagWriter(args.out, storage=args.storage, force=args.force, finite=True) as bag:
         write_run_bag(bag, result, paths, evaluation)
-        (bag.directory / 'metrics.json').write_text(json.dumps(report, indent=2) + '\n')
+        (bag.directory / 'metrics.json').write_text(metrics)
         if not args.no_plots:
             title = f'{args.name} ({args.model})'
             if args.name == 'park':
@@ -286,7 +327,8 @@ def command_manoeuvre(args: argparse.Namespace) -> int:
                 plot_stop(av, bag.directory / 'manoeuvre.png', title)
         if args.animate:
             _animate(result, bag.directory, f'{args.name} ({args.model})')
-    _index(args.out, f'rcsim manoeuvre {args.name} ({args.model})', report, lines)
+        bag.finish_storage()  # the storage file's final name, for the page's file list
+        _index(bag.directory, f'rcsim manoeuvre {args.name} ({args.model})', report, lines)
     for line in lines:
         print(line)
     print(f'wrote {args.out} (summary page: {Path(args.out) / "index.html"})')

@@ -41,6 +41,34 @@
   is set to rest (the stepper does it after the chassis step). A stopped car below the break-away
   duty therefore stays exactly at rest, without chattering, and the rolling resistance never
   pushes it backwards; above break-away the friction opposes the motor's direction.
+
+* ``acceleration``, a low-level controller (e.g. a VESC in current mode, or a research car's
+  acceleration loop) that takes an acceleration command a [m/s^2]; a force command F [N] is taken
+  as F / m. The command goes through a first-order lag (``acceleration_time_constant``, state
+  DUTY) and a gain k (``acceleration_gain``); the drive delivers ``m k a_f``, limited to
+  ``max_acceleration`` while the car speeds up (or starts) and ``max_deceleration`` while it
+  brakes, against the same resistances as the throttle drive::
+
+      F_x = m clip(k a_f) - C_r0 sgn(v) - C_r1 v - C_r2 v |v|,   |F_x| <= D_long Fz_rear
+
+  with the same rolling wheels, grip cap and standstill rule (the drive force at rest
+  ``m clip(k a_f)`` takes the place of ``C_m1 d``).
+
+Speed commands to a throttle or acceleration car (``/cmd_vel``, scenarios, trackers: a wheel speed
+omega* [rad/s]) go through a speed controller, as a real car's off-board speed loop does: a
+model-following PI. A reference speed v_r (state SPEED_REFERENCE) follows the target
+``v* = R omega*`` as ``dv_r/dt = a_r = clip(K_p (v* - v_r), -max_deceleration, max_acceleration)``
+(time constant 1 / K_p); the controller demands ``a* = a_r + K_p e + K_i integral(e) dt`` with
+``e = v_r - v``, and the inverse of the drive model gives the command that delivers ``m a*`` plus
+the resistances at v_r (:func:`speed_command`): the duty ``d = F / (C_m1 - C_m2 v sgn(F))``
+beyond the dead band, or the acceleration ``F / (m k)``. With an exact drive model the car follows
+v_r and e stays 0 (no overshoot from the integral); the integral (state WHEEL_INTEGRAL, the
+wheel-speed error integral [rad] as for the gz wheel loop) takes up what the model misses (a
+steering drag, a slope). While the command saturates in the direction of the error neither the
+integral nor v_r advances (anti-windup); a stop (v* = 0) clears the integral (it held the
+correction of another speed), and a car told to stop that stands (|v| < :data:`V_STOPPED`) gets
+no command. The controller runs once per
+physics step on the delayed target (the command latency is outside its loop).
 """
 
 from __future__ import annotations
@@ -49,13 +77,17 @@ import math
 
 from numba import njit
 
-__all__ = ['V_STEER_DRAG', 'V_STICK', 'dead_band_duty', 'duty_filter', 'esc_substep',
+__all__ = ['V_STEER_DRAG', 'V_STICK', 'V_STOPPED', 'acceleration_force', 'dead_band_duty',
+           'duty_filter', 'esc_substep', 'limited_acceleration', 'speed_command',
            'steering_drag', 'sticks', 'throttle_force']
 
 #: Speed [m/s] below which static friction holds a throttle-driven car that cannot break away.
 V_STICK = 1e-3
 #: Speed [m/s] over which the steering drag ramps in from 0 (none on a car at rest).
 V_STEER_DRAG = 0.05
+#: Speed [m/s] below which a car told to stop (target 0) counts as stopped: the speed
+#: controller then commands nothing and clears its integral.
+V_STOPPED = 0.02
 
 
 @njit(cache=True, error_model='numpy')
@@ -132,6 +164,63 @@ def throttle_force(vx: float, duty: float, fz_rear: float, grip: float, cm1: flo
 
 
 @njit(cache=True, error_model='numpy', inline='always')
+def limited_acceleration(vx: float, a_cmd: float, gain: float, acc_max: float,
+                         dec_max: float) -> float:
+    """``k a`` limited to ``acc_max`` while it speeds the car up (or starts it) and to
+    ``dec_max`` while it brakes [m/s^2]."""
+    a = gain * a_cmd
+    lim = dec_max if a * vx < 0.0 else acc_max
+    return max(-lim, min(lim, a))
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def acceleration_force(vx: float, a_cmd: float, fz_rear: float, grip: float, mass: float,
+                       gain: float, acc_max: float, dec_max: float, cr0: float, cr1: float,
+                       cr2: float) -> float:
+    """Longitudinal force of the acceleration drive [N] for the lagged command ``a_cmd``
+    (module docstring): ``m clip(k a) - C_r0 sgn(v) - C_r1 v - C_r2 v |v|``, the static rule of
+    :func:`throttle_force` at rest, capped at the grip."""
+    f_motor = mass * limited_acceleration(vx, a_cmd, gain, acc_max, dec_max)
+    if vx == 0.0:
+        if abs(f_motor) <= cr0:
+            return 0.0
+        force = f_motor - math.copysign(cr0, f_motor)
+    else:
+        force = f_motor - math.copysign(cr0, vx) - cr1 * vx - cr2 * vx * abs(vx)
+    cap = grip * fz_rear
+    return max(-cap, min(cap, force))
+
+
+@njit(cache=True, error_model='numpy')
+def speed_command(v_ref: float, a_ref: float, vx: float, integral: float, kp: float,
+                  ki: float, throttle: bool, mass: float, cm1: float, cm2: float,
+                  dead_band: float, gain: float, acc_max: float, dec_max: float, cr0: float,
+                  cr1: float, cr2: float) -> tuple[float, bool]:
+    """(command, saturated) of the speed controller (module docstring): the duty (``throttle``)
+    or the acceleration that gives ``m (a_ref + K_p (v_ref - vx) + K_i integral) +
+    resistances(v_ref)``; ``integral`` is that of the speed error [m]. ``saturated``: the command
+    is at its limit in the direction of the error (the caller then holds the integral and the
+    reference)."""
+    e = v_ref - vx
+    a_star = a_ref + kp * e + ki * integral
+    sgn_r = 0.0 if v_ref == 0.0 else math.copysign(1.0, v_ref)
+    force = mass * a_star + cr0 * sgn_r + cr1 * v_ref + cr2 * v_ref * abs(v_ref)
+    if throttle:
+        if cm1 <= 0.0:
+            return 0.0, True
+        denom = max(cm1 - cm2 * vx * math.copysign(1.0, force), 0.1 * cm1)
+        raw = force / denom
+        if raw != 0.0:
+            raw = math.copysign(abs(raw) + dead_band, raw)
+        out = max(-1.0, min(1.0, raw))
+    else:
+        raw = force / (mass * gain)
+        lim = max(acc_max, dec_max) / gain
+        out = max(-lim, min(lim, raw))
+    return out, out != raw and raw * (a_ref + e) >= 0.0
+
+
+@njit(cache=True, error_model='numpy', inline='always')
 def steering_drag(vx: float, sin_delta: float, c_rd: float) -> float:
     """Resistance of a steered car [N], along vx: ``C_rd sin^2(delta) sgn(vx)``, ramped in
     over |vx| < :data:`V_STEER_DRAG`. The tyre scrub and the drivetrain losses of a turning RC car
@@ -141,7 +230,8 @@ def steering_drag(vx: float, sin_delta: float, c_rd: float) -> float:
 
 
 @njit(cache=True, error_model='numpy', inline='always')
-def sticks(duty: float, vx: float, vx_before: float, cm1: float, cr0: float) -> bool:
-    """True when static friction stops the car at the end of a step: the motor cannot overcome
-    ``C_r0`` and the speed fell below :data:`V_STICK` or changed sign during the step."""
-    return abs(cm1 * duty) <= cr0 and (abs(vx) < V_STICK or vx * vx_before < 0.0)
+def sticks(f_rest: float, vx: float, vx_before: float, cr0: float) -> bool:
+    """True when static friction stops the car at the end of a step: the drive force at rest
+    ``f_rest`` (``C_m1 d``, or ``m clip(k a)``) cannot overcome ``C_r0`` and the speed fell
+    below :data:`V_STICK` or changed sign during the step."""
+    return abs(f_rest) <= cr0 and (abs(vx) < V_STICK or vx * vx_before < 0.0)

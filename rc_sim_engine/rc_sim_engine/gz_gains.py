@@ -15,26 +15,33 @@ Steering (gz ``JointPositionController``: PD torque on the hinge, ``J_h d2(delta
 
 Drive (gz ``JointController`` in force mode on each rear wheel: ``tau_w = Kp (omega* - omega)``):
 
-* ``pd_joint`` and ``throttle`` (gz takes wheel-speed commands only): the ``wheel_*`` keys.
+* ``pd_joint``: the ``wheel_*`` keys.
+* ``throttle`` and ``acceleration`` (gz takes wheel-speed commands only): the
+  ``rear_wheel_speed_bridge`` integrates the car's drive model into the wheel-speed command
+  (:mod:`rc_sim_control.drive_twin`), and the wheels follow it as a stiff speed loop: ``Kp =
+  J_eff / T`` with ``T`` = :data:`GZ_FORCE_DRIVE_LAG`, torque limits ``+-J_eff mu1 g / R`` (what
+  the tyres can pass on).
 * ``first_order``: ``Kp = J_eff / tau`` with ``J_eff = (m R^2 + 4 J_w) / 2``, the inertia of the
   whole car at speed ``R omega`` (translation plus the spin of four wheels) shared by the two
   driven wheels; ``cmd_max = J_eff a_acc / R``, ``cmd_min = -J_eff a_brake / R``. gz's limits are
   signed torques, so they equal the model's acceleration/braking limits when driving forwards and
   swap in reverse.
 
-The dead band, the backlash, the normalised steering map and the throttle drive have no gz
-counterpart (engine only).
+The dead band, the backlash and the tyre relaxation have no gz counterpart (engine only); the
+normalised steering map and the force drives reach gz through the bridge (above).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rc_sim_control.drive_twin import FORCE_DRIVES, GZ_FORCE_DRIVE_LAG
+from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.actuators import rear_wheel_inertia, steering_hinge_inertia
 
-__all__ = ['GZ_FIRST_ORDER_POLE_RATIO', 'PidGains', 'drive_effective_inertia', 'gz_servo_gains',
-           'gz_wheel_gains']
+__all__ = ['GZ_FIRST_ORDER_POLE_RATIO', 'GZ_FORCE_DRIVE_LAG', 'PidGains',
+           'drive_effective_inertia', 'gz_servo_gains', 'gz_wheel_gains']
 
 #: Ratio N of the fast to the slow closed-loop pole of the gz servo standing in for a first-order
 #: servo (also written in urdf/rc_car_params.xacro; the URDF test holds the two equal).
@@ -80,6 +87,10 @@ def gz_servo_gains(p: VehicleParams) -> PidGains:
 def gz_wheel_gains(p: VehicleParams) -> PidGains:
     """JointController (force mode) gains of one rear wheel for ``p.drive.drive_model``."""
     d = p.drive
+    if d.drive_model in FORCE_DRIVES:  # follow the bridge's integrated drive model
+        j_eff = drive_effective_inertia(p)
+        torque = j_eff * p.friction.mu1 * GRAVITY_MPS2 / p.effective_wheel_radius
+        return PidGains(j_eff / GZ_FORCE_DRIVE_LAG, 0.0, 0.0, d.wheel_i_max, torque, -torque)
     if d.drive_model != 'first_order':
         return PidGains(d.wheel_p_gain, d.wheel_i_gain, d.wheel_d_gain, d.wheel_i_max,
                         d.wheel_max_torque, -d.wheel_max_torque)

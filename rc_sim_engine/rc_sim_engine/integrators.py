@@ -79,31 +79,36 @@ def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
     vx, vy, r, yaw = x[VX], x[VY], x[YAW_RATE], x[YAW]
     af, ar = x[ALPHA_FRONT], x[ALPHA_REAR]
     c0, s0 = math.cos(yaw), math.sin(yaw)
-    if integ_id == 0:
-        # The four stages run in a loop with ONE call site of velocity_rates (the model is
-        # inlined, and four copies made the step's machine code four times larger, slow to
-        # reload after other code ran). The weighted sums accumulate in the order of the
-        # closed form h/6 (k1 + 2 k2 + 2 k3 + k4), so results are bit for bit the same.
-        hh = 0.5 * h
-        vxs, vys, rs, afs, ars, cs, ss = vx, vy, r, af, ar, c0, s0  # inputs of the stage
-        sx = sy = syaw = svx = svy = sr = saf = sar = 0.0
-        for stage in range(4):
-            axs, ays, ars_, kfs, krs = velocity_rates(model_id, vxs, vys, rs, cd, sd, td, omega,
-                                                      afs, ars, p)
-            w = 2.0 if stage == 1 or stage == 2 else 1.0
-            sx = sx + w * (vxs * cs - vys * ss)
-            sy = sy + w * (vxs * ss + vys * cs)
-            syaw = syaw + w * rs
-            svx = svx + w * axs
-            svy = svy + w * ays
-            sr = sr + w * ars_
-            saf = saf + w * kfs
-            sar = sar + w * krs
-            if stage < 3:  # the next stage's inputs: half steps, then a whole one
-                cn = hh if stage < 2 else h
-                cs, ss = rotate(c0, s0, cn * rs)
-                vxs, vys, rs = vx + cn * axs, vy + cn * ays, r + cn * ars_
-                afs, ars = af + cn * kfs, ar + cn * krs
+    # The stages run in a loop with ONE call site of velocity_rates for both integrators (the
+    # model is inlined: every call site is a copy of it, slow to compile and to reload). RK4
+    # accumulates its weighted sums in the order of the closed form h/6 (k1 + 2 k2 + 2 k3 + k4);
+    # the semi-implicit Euler step takes the first stage's rates: results are bit for bit those
+    # of a call per stage.
+    rk4 = integ_id == 0
+    hh = 0.5 * h
+    vxs, vys, rs, afs, ars, cs, ss = vx, vy, r, af, ar, c0, s0  # inputs of the stage
+    sx = sy = syaw = svx = svy = sr = saf = sar = 0.0
+    axs = ays = ars_ = kfs = krs = 0.0
+    for stage in range(4 if rk4 else 1):
+        axs, ays, ars_, kfs, krs = velocity_rates(model_id, vxs, vys, rs, cd, sd, td, omega,
+                                                  afs, ars, p)
+        if not rk4:
+            break
+        w = 2.0 if stage == 1 or stage == 2 else 1.0
+        sx = sx + w * (vxs * cs - vys * ss)
+        sy = sy + w * (vxs * ss + vys * cs)
+        syaw = syaw + w * rs
+        svx = svx + w * axs
+        svy = svy + w * ays
+        sr = sr + w * ars_
+        saf = saf + w * kfs
+        sar = sar + w * krs
+        if stage < 3:  # the next stage's inputs: half steps, then a whole one
+            cn = hh if stage < 2 else h
+            cs, ss = rotate(c0, s0, cn * rs)
+            vxs, vys, rs = vx + cn * axs, vy + cn * ays, r + cn * ars_
+            afs, ars = af + cn * kfs, ar + cn * krs
+    if rk4:
         h6 = h / 6.0
         x[X] += h6 * sx
         x[Y] += h6 * sy
@@ -114,12 +119,10 @@ def integrate_chassis(model_id: int, integ_id: int, x: NDArray[np.float64],
         x[ALPHA_FRONT] += h6 * saf
         x[ALPHA_REAR] += h6 * sar
     else:
-        ax1, ay1, ar1, kf1, kr1 = velocity_rates(model_id, vx, vy, r, cd, sd, td, omega, af, ar,
-                                                 p)
-        vx, vy, r = vx + h * ax1, vy + h * ay1, r + h * ar1
+        vx, vy, r = vx + h * axs, vy + h * ays, r + h * ars_
         x[VX], x[VY], x[YAW_RATE] = vx, vy, r
-        x[ALPHA_FRONT] = af + h * kf1   # monotone: the relaxation rate is capped at 1 / h_max
-        x[ALPHA_REAR] = ar + h * kr1
+        x[ALPHA_FRONT] = af + h * kfs   # monotone: the relaxation rate is capped at 1 / h_max
+        x[ALPHA_REAR] = ar + h * krs
         x[X] += h * (vx * c0 - vy * s0)
         x[Y] += h * (vx * s0 + vy * c0)
         x[YAW] += h * r

@@ -28,6 +28,7 @@ from rc_sim_description.errors import ConfigError
 from rc_sim_description.frames import car_namespaces
 from rc_sim_description.limits import MAX_CARS
 from rc_sim_engine.collision import COLLISION_RESPONSES
+from rc_sim_engine.node_inputs import raw_commands
 from rc_sim_engine.sim_config import CollisionEvent
 from rc_sim_engine.simulator import SimConfig, Simulator
 
@@ -76,6 +77,15 @@ NODE_PARAMETERS: tuple[ParamSpec, ...] = (
               choices=tuple(COLLISION_RESPONSES), read_only=True),
     ParamSpec('use_cmd_vel', False, 'Also accept /cmd_vel through the control core mapper.',
               read_only=True),
+    ParamSpec('recording', '', 'Recording description YAML (docs/recordings.md): drive the car '
+              'with the command topics it names, as the real car takes them: steering + drive '
+              '(+ enable, the deadman) as std_msgs scalars of their kinds (e.g. a normalised '
+              'servo command and an ESC duty), an Ackermann command, or a twist; the mapper '
+              'topics are then not subscribed for steering + drive. "" = none.',
+              read_only=True),
+    ParamSpec('raw_command_type', 'Float32', 'Message type of the raw steering, drive and enable '
+              'topics: Float32 or Float64 (std_msgs; their MultiArray for a role with an index).',
+              choices=('Float32', 'Float64'), read_only=True),
     ParamSpec('mapper_mode', 'yaw_rate', 'Meaning of /cmd_vel angular.z: '
               + ' | '.join(MAPPER_MODES) + '.', choices=MAPPER_MODES, read_only=True),
     ParamSpec('num_cars', 1, 'Number of cars; car 0 at (x, y, yaw), the others lined up behind '
@@ -124,6 +134,12 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
 
         errors = (LidarErrorConfig.from_preset(spec) if spec in PRESETS
                   else LidarErrorConfig.from_yaml(spec))
+    raw = raw_commands(str(values['recording'])) if values.get('recording') else None
+    kinds = raw.simulator_kinds if raw is not None else ('angle', 'wheel_speed')
+    if raw is not None and kinds != ('angle', 'wheel_speed') and values.get('use_cmd_vel'):
+        raise ConfigError(f'sim_node: use_cmd_vel with recording {values["recording"]}: the car '
+                          f'takes its raw {kinds[0]} + {kinds[1]} commands from it; use one '
+                          'of the two')
     rate = float(values.get('command_rate', 50.0))
     config = SimConfig(seed=int(values.get('seed', 0)), lidar_errors=errors,
                        collision_response=str(values.get('collision_response', 'stop')),
@@ -132,11 +148,14 @@ def build_simulator(values: dict[str, Any]) -> Simulator:
     start = (float(values.get('x', 0.0)), float(values.get('y', 0.0)),
              float(values.get('yaw', 0.0)))
     n = int(values.get('num_cars', 1))
+    steering_kind, drive_kind = kinds
     if n == 1:
-        return Simulator(params, world, config, start=start)
+        return Simulator(params, world, config, start=start, steering_kind=steering_kind,
+                         drive_kind=drive_kind)
     from rc_sim_engine.car_grid import lined_up
 
-    return Simulator([params] * n, world, config, start=lined_up(world, params, start, n))
+    return Simulator([params] * n, world, config, start=lined_up(world, params, start, n),
+                     steering_kind=steering_kind, drive_kind=drive_kind)
 
 
 def car_vector(n: int, i: int, value: float) -> np.ndarray:

@@ -49,9 +49,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine.drive_models import dead_band_duty, steering_drag, throttle_force
+from rc_sim_engine.drive_models import (
+    acceleration_force,
+    dead_band_duty,
+    limited_acceleration,
+    steering_drag,
+    throttle_force,
+)
 from rc_sim_engine.four_wheel_steering import rear_contact_speed, velocity_rates_4ws
 from rc_sim_engine.packed import (
+    P_ACC_GAIN,
+    P_ACC_MAX,
     P_AWD,
     P_CF,
     P_CM1,
@@ -61,6 +69,7 @@ from rc_sim_engine.packed import (
     P_CR1,
     P_CR2,
     P_CRD,
+    P_DEC_MAX,
     P_DRIVE_MODEL,
     P_DUTY_DEAD_BAND,
     P_FZ_FRONT,
@@ -114,6 +123,8 @@ __all__ = [
     'V_EPS',
     'VehicleModel',
     'drive_input',
+    'force_drive',
+    'force_drive_at_rest',
     'get_model',
     'kinematic_4ws_model_rates',
     'kinematic_4ws_rhs',
@@ -158,23 +169,43 @@ def axle_loads(p: NDArray[np.float64], fx: float) -> tuple[float, float]:
 def rear_drive_force(vx: float, omega: float, p: NDArray[np.float64], fz_rear: float) -> float:
     """``Fx_r = Fz_r MF_long(kappa)``, ``kappa = (R omega - vx) / max(|vx|, V_EPS)`` [N].
 
-    ``omega`` is the drive input: the rear wheel speed [rad/s], or for the throttle drive the
-    effective ESC duty, whose force comes from :func:`rc_sim_engine.drive_models.throttle_force`.
+    ``omega`` is the drive input: the rear wheel speed [rad/s], or for a force drive (throttle,
+    acceleration) its input, whose force comes from :func:`force_drive`.
     """
     if p[P_DRIVE_MODEL] > 1.5:
-        return throttle_force(vx, omega, fz_rear, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0],
-                              p[P_CR1], p[P_CR2])
+        return force_drive(vx, omega, fz_rear, p)
     return slip_drive_force(vx, omega, p, fz_rear)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def force_drive(vx: float, u: float, fz: float, p: NDArray[np.float64]) -> float:
+    """Force [N] of the throttle drive (``u`` the effective duty,
+    :func:`rc_sim_engine.drive_models.throttle_force`) or of the acceleration drive (``u`` the
+    lagged acceleration command, :func:`rc_sim_engine.drive_models.acceleration_force`), capped
+    at the grip of the axle load ``fz``."""
+    if p[P_DRIVE_MODEL] > 2.5:
+        return acceleration_force(vx, u, fz, p[P_GRIP_LONG], p[P_M], p[P_ACC_GAIN],
+                                  p[P_ACC_MAX], p[P_DEC_MAX], p[P_CR0], p[P_CR1], p[P_CR2])
+    return throttle_force(vx, u, fz, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0], p[P_CR1],
+                          p[P_CR2])
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def force_drive_at_rest(u: float, p: NDArray[np.float64]) -> float:
+    """Drive force [N] of a force drive at rest, before the resistances: ``C_m1 d`` or
+    ``m clip(k a)`` (the static friction rule of :func:`rc_sim_engine.drive_models.sticks`)."""
+    if p[P_DRIVE_MODEL] > 2.5:
+        return p[P_M] * limited_acceleration(0.0, u, p[P_ACC_GAIN], p[P_ACC_MAX], p[P_DEC_MAX])
+    return p[P_CM1] * u
 
 
 @njit(cache=True, error_model='numpy', inline='always')
 def throttle_total(vx: float, duty: float, p: NDArray[np.float64], fz_f: float, fz_r: float
                    ) -> float:
-    """Throttle force [N] of a locked four-wheel drive: the motor drives both axles, so the
+    """Force drive [N] of a locked four-wheel drive: the motor drives both axles, so the
     grip cap is that of both (``D (Fz_f + Fz_r)``); :func:`single_track_forces` shares it by
     the axle loads."""
-    return throttle_force(vx, duty, fz_f + fz_r, p[P_GRIP_LONG], p[P_CM1], p[P_CM2], p[P_CR0],
-                          p[P_CR1], p[P_CR2])
+    return force_drive(vx, duty, fz_f + fz_r, p)
 
 
 @njit(cache=True, error_model='numpy', inline='always')
@@ -382,7 +413,10 @@ def wheel_joint_rates(x: NDArray[np.float64], p: NDArray[np.float64], tan_delta:
 
 @njit(cache=True, error_model='numpy', inline='always')
 def drive_input(x: NDArray[np.float64], p: NDArray[np.float64]) -> float:
-    """The model's drive input from the state: wheel speed, or effective duty (throttle)."""
+    """The model's drive input from the state: wheel speed, effective duty (throttle), or the
+    lagged acceleration command (acceleration)."""
+    if p[P_DRIVE_MODEL] > 2.5:
+        return x[DUTY]
     if p[P_DRIVE_MODEL] > 1.5:
         return dead_band_duty(x[DUTY], p[P_DUTY_DEAD_BAND])
     return x[WHEEL_SPEED]

@@ -14,14 +14,16 @@ from numpy.typing import NDArray
 
 from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
+from rc_sim_description.param_sections import DRIVE_COMMANDS, DRIVE_COMMANDS_OF_MODEL
 from rc_sim_description.params import VehicleParams
 from rc_sim_engine.actuators import rear_wheel_inertia, servo_transition, steering_hinge_inertia
 from rc_sim_engine.servo_models import second_order_transition
 from rc_sim_engine.tyres import TYRE_IDS
 
 __all__ = ['DRIVE_KINDS', 'DRIVE_MODEL_IDS', 'N_PARAM', 'SERVO_MODEL_IDS',
-           'STEERING_KINDS', 'pack_params', 'resolve_drive_kind', 'resolve_steering_kind',
-           'resolve_tyre_model']
+           'STEERING_KINDS', 'STEER_ANGLE_TO_NORMALISED', 'drive_path', 'pack_params',
+           'resolve_drive_kind', 'resolve_steering_kind', 'resolve_tyre_model',
+           'steering_path']
 
 (P_L, P_LF, P_LR, P_M, P_IZ, P_H, P_R, P_TRACK, P_CF, P_CR, P_MU_LAT, P_MU_LONG,
  P_LAT_B, P_LAT_C, P_LAT_D, P_LAT_E, P_LON_B, P_LON_C, P_LON_D, P_LON_E, P_TYRE, P_LOAD_TRANSFER,
@@ -49,17 +51,32 @@ P_REAR_STEER = 51
 P_AWD = 88
 #: Throttle drive: steering drag C_rd [N] (drive.steering_drag).
 P_CRD = 89
-N_PARAM = 90
+#: How the kernels read drive commands: P_DRIVE_INPUT 1 = a wheel-speed target through the
+#: speed controller (drive_models.speed_command), 0 = the drive model's own input; the command
+#: is first multiplied by P_DRIVE_SCALE (1/R for speeds [m/s], 1/m for forces [N]).
+(P_DRIVE_INPUT, P_DRIVE_SCALE) = range(90, 92)
+#: Speed controller gains Kp [1/s], Ki [1/s^2]; acceleration drive: gain k, decay of the command
+#: lag over the sub-step, limits [m/s^2] (speeding up, braking); mass [kg] at P_M.
+(P_SPEED_KP, P_SPEED_KI, P_ACC_GAIN, P_ACC_DECAY, P_ACC_MAX, P_DEC_MAX) = range(92, 98)
+N_PARAM = 98
 
 #: steering.servo_model -> kernel id.
 SERVO_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'second_order': 2}
 #: drive.drive_model -> kernel id.
-DRIVE_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'throttle': 2}
+DRIVE_MODEL_IDS = {'pd_joint': 0, 'first_order': 1, 'throttle': 2, 'acceleration': 3}
 #: Steering command kinds: an angle [rad] (trim steering_gain, steering_offset) or a normalised
-#: servo command s in [-1, 1] (the left/right tanh map).
+#: servo command s in [-1, 1] (the left/right tanh map). Kernel id 2 (:data:`STEER_ANGLE_TO_
+#: NORMALISED`): an angle sent to a car whose own command is normalised, through the inverse of
+#: its map (servo_models.inverse_normalised_steering), as the car's own code does.
 STEERING_KINDS = {'angle': 0, 'normalised': 1}
-#: Drive command kinds: a rear wheel speed [rad/s] or an ESC duty in [-1, 1].
-DRIVE_KINDS = ('wheel_speed', 'throttle')
+STEER_ANGLE_TO_NORMALISED = 2
+#: Drive command kinds: a rear wheel speed [rad/s], a speed [m/s], an ESC duty in [-1, 1], an
+#: acceleration [m/s^2], a longitudinal force [N] (rc_sim_description DRIVE_COMMANDS).
+DRIVE_KINDS = DRIVE_COMMANDS
+#: What each kind is, for messages.
+_KIND_TEXT = {'wheel_speed': 'wheel speeds [rad/s]', 'speed': 'speeds [m/s]',
+              'throttle': 'duties in [-1, 1]', 'acceleration': 'accelerations [m/s^2]',
+              'force': 'forces [N]'}
 
 
 def resolve_tyre_model(name: str) -> int:
@@ -82,31 +99,59 @@ def resolve_steering_kind(kind: str) -> int:
     return STEERING_KINDS[kind]
 
 
-def resolve_drive_kind(params: Sequence[VehicleParams], kind: str) -> str:
-    """``kind`` checked against every car's ``drive.drive_model``: duties need ``drive_model:
-    throttle``, wheel speeds any other model; a mismatch is a one-line :class:`ConfigError`."""
+def steering_path(p: VehicleParams, kind: str) -> int:
+    """Kernel steering id of ``kind`` commands to car ``p``: its own map for its own kind, an
+    angle to a normalised car through the inverse of its map (:data:`STEER_ANGLE_TO_NORMALISED`);
+    a normalised command drives any car through its map."""
+    kind_id = resolve_steering_kind(kind)
+    if kind == 'angle' and p.steering.steering_command == 'normalised':
+        return STEER_ANGLE_TO_NORMALISED
+    return kind_id
+
+
+def drive_path(p: VehicleParams, kind: str) -> tuple[int, float]:
+    """(P_DRIVE_INPUT, P_DRIVE_SCALE) of ``kind`` commands to car ``p``: the drive model's own
+    input (scaled: speed / R, force / m), or a wheel speed / speed target through the speed
+    controller of a throttle or acceleration car. Another mismatch is a one-line
+    :class:`ConfigError` naming the car's file and key."""
     if kind not in DRIVE_KINDS:
         from rc_sim_description.yamlio import did_you_mean
 
-        raise ConfigError(f'unknown drive_kind {kind!r}{did_you_mean(kind, DRIVE_KINDS)} '
-                          f'(choose from {", ".join(DRIVE_KINDS)})')
-    for i, p in enumerate(params):
-        if (p.drive.drive_model == 'throttle') != (kind == 'throttle'):
-            raise ConfigError(f'drive_kind {kind!r} does not fit params[{i}] drive.drive_model '
-                              f'{p.drive.drive_model!r} (duties need drive_model throttle, '
-                              f'wheel speeds pd_joint or first_order)')
+        raise ConfigError(f'unknown drive command kind {kind!r}{did_you_mean(kind, DRIVE_KINDS)}'
+                          f' (choose from {", ".join(DRIVE_KINDS)})')
+    model = p.drive.drive_model
+    scale = {'speed': 1.0 / p.effective_wheel_radius,
+             'force': 1.0 / p.mass_properties.mass}.get(kind, 1.0)
+    if kind in DRIVE_COMMANDS_OF_MODEL[model]:
+        return 0, scale
+    if kind in ('wheel_speed', 'speed') and model in ('throttle', 'acceleration'):
+        return 1, scale
+    takes = ' or '.join(_KIND_TEXT[k] for k in DRIVE_COMMANDS_OF_MODEL[model])
+    needs = ' or '.join(m for m, kinds in DRIVE_COMMANDS_OF_MODEL.items() if kind in kinds)
+    raise ConfigError(f'{p.source}: drive.drive_model {model!r} takes {takes} (or speeds '
+                      f'through its speed controller), not {_KIND_TEXT[kind]}: {kind} commands '
+                      f'need drive_model {needs}')
+
+
+def resolve_drive_kind(params: Sequence[VehicleParams], kind: str) -> str:
+    """``kind`` checked against every car (:func:`drive_path`); returns it."""
+    for p in params:
+        drive_path(p, kind)
     return kind
 
 
 def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = None,
                 load_transfer: bool = False, substep: float = 1e-3,
-                steering_kind: str = 'angle') -> NDArray[np.float64]:
+                steering_kind: str = 'angle', drive_kind: str = 'wheel_speed'
+                ) -> NDArray[np.float64]:
     """(N, N_PARAM) rows; ``tyre_model`` overrides ``params.tyres.tyre_model`` for every car;
     ``substep`` [s] is the internal step the actuator transition matrices are computed for;
-    ``steering_kind`` says how the kernels read steering commands (:data:`STEERING_KINDS`).
-    A parameter object repeated in ``params`` is packed once (a calibrator batch repeats each
-    candidate for every window)."""
-    kind_id = resolve_steering_kind(steering_kind)
+    ``steering_kind`` and ``drive_kind`` say what the commands are (:data:`STEERING_KINDS`,
+    :data:`DRIVE_KINDS`; by default the mapper's steering angle and wheel speed, which a
+    normalised or throttle car takes through its own code's chain: :func:`steering_path`,
+    :func:`drive_path`). A parameter object repeated in ``params`` is packed once (a calibrator
+    batch repeats each candidate for every window)."""
+    resolve_steering_kind(steering_kind)
     rows = np.empty((len(params), N_PARAM))
     done: dict[int, int] = {}
     for i, p in enumerate(params):
@@ -114,6 +159,9 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
             rows[i] = rows[done[id(p)]]
             continue
         done[id(p)] = i
+        if tyre_model is not None and tyre_model != p.tyres.tyre_model:
+            _check_tyre_override(p, tyre_model)
+        kind_id = steering_path(p, steering_kind)
         g, m, s, d, t = p.geometry, p.mass_properties, p.steering, p.drive, p.tyres
         row = rows[i]
         row[P_L] = g.wheelbase
@@ -161,7 +209,27 @@ def pack_params(params: Sequence[VehicleParams], *, tyre_model: str | None = Non
         row[P_SIGMA_F] = t.relaxation_length_front
         row[P_SIGMA_R] = t.relaxation_length_rear
         _pack_actuators(row, p, substep, kind_id)
+        row[P_DRIVE_INPUT], row[P_DRIVE_SCALE] = drive_path(p, drive_kind)
     return rows
+
+
+def _check_tyre_override(p: VehicleParams, tyre_model: str) -> None:
+    """The chassis step limit (rc_sim_description.plausibility) with the tyre law a run
+    overrides (the vehicle file is checked with its own)."""
+    from rc_sim_description.plausibility import (
+        CHASSIS_STEP_LIMIT,
+        ENGINE_MAX_SUBSTEP,
+        chassis_mode_rate,
+    )
+
+    law = 'pacejka' if tyre_model == 'pacejka' else 'linear'
+    rate, which = chassis_mode_rate(p, law)
+    if rate * ENGINE_MAX_SUBSTEP > CHASSIS_STEP_LIMIT:
+        raise ConfigError(f'tyre model {tyre_model}: with {p.source} the stiffest lateral/yaw '
+                          f'mode decays at {rate:.4g} 1/s, too fast for the engine step (|lambda| '
+                          f'h = {rate * ENGINE_MAX_SUBSTEP:.3g} > {CHASSIS_STEP_LIMIT:g}): lower '
+                          f'tyres.{which}, raise yaw_inertia, or keep tyre_model '
+                          f'{p.tyres.tyre_model}')
 
 
 def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_id: int) -> None:
@@ -198,6 +266,13 @@ def _pack_actuators(row: NDArray[np.float64], p: VehicleParams, h: float, kind_i
     row[P_DUTY_DEAD_BAND] = d.throttle_dead_band
     tau_d = d.throttle_time_constant
     row[P_DUTY_DECAY] = np.exp(-h / tau_d) if tau_d > 0.0 else 0.0
+    row[P_SPEED_KP] = d.speed_controller_p_gain
+    row[P_SPEED_KI] = d.speed_controller_i_gain
+    row[P_ACC_GAIN] = d.acceleration_gain
+    tau_a = d.acceleration_time_constant
+    row[P_ACC_DECAY] = np.exp(-h / tau_a) if tau_a > 0.0 else 0.0
+    row[P_ACC_MAX] = d.max_acceleration
+    row[P_DEC_MAX] = d.max_deceleration
     lon = p.tyres.pacejka_longitudinal  # peak of D sin(C atan(.)): D, or D sin(C pi/2) for C < 1
     row[P_GRIP_LONG] = lon.D * (1.0 if lon.C >= 1.0 else np.sin(0.5 * np.pi * lon.C))
     # 1: the gz actuators alone (pd_joint servo and drive, no dead band or backlash): the

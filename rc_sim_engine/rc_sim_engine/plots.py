@@ -1,7 +1,8 @@
 """PNG plots of a run (matplotlib, Agg backend).
 
-* ``trajectory.png``: the world's obstacles, the base_link path of every car coloured by speed,
-  start and collision markers, and one lidar scan drawn in the world frame (snapshot at mid-run).
+* ``trajectory.png``: the world's obstacles, the base_link path of every car coloured by speed
+  (one colour per car when the speed is nearly constant: :func:`steady_speed`), start and
+  collision markers, and one lidar scan drawn in the world frame (snapshot at mid-run).
 * ``signals.png``: speed (actual vs ``/cmd_vel`` linear.x), yaw rate (ground truth vs IMU) and
   steering angle (actual vs ``/steering_angle`` command) against time.
 
@@ -20,7 +21,8 @@ import numpy as np
 
 from rc_sim_description.atomic import atomic_output_file
 
-__all__ = ['MAX_POINTS', 'draw_world', 'plot_signals', 'plot_trajectory', 'save_run_plots']
+__all__ = ['MAX_POINTS', 'draw_world', 'plot_signals', 'plot_trajectory', 'save_run_plots',
+           'steady_speed']
 
 #: Samples per curve at most (evenly decimated beyond).
 MAX_POINTS = 4096
@@ -85,6 +87,16 @@ def _scan_snapshot(result: Any, car: int
     return ox + ranges[ok] * np.cos(a), oy + ranges[ok] * np.sin(a), (x, y)
 
 
+def steady_speed(speed: np.ndarray, spread: float = 0.1) -> float | None:
+    """The typical speed [m/s] when nearly every sample is close to it (the 5th to 95th
+    percentile of the moving samples within ``spread`` of their median), else None."""
+    moving = speed[np.isfinite(speed) & (speed > 0.02)]
+    if moving.size < 10:
+        return None
+    lo, mid, hi = np.percentile(moving, [5.0, 50.0, 95.0])
+    return float(mid) if hi - lo <= spread * max(float(mid), 0.1) else None
+
+
 def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') -> None:
     """Trajectory over the track walls with a lidar scan snapshot (PNG, written atomically)."""
     plt = _pyplot()
@@ -100,8 +112,11 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     lo_y = min(a for a, _ in ys) - 0.3
     hi_y = max(b for _, b in ys) + 0.3
     # figure height from the equal-aspect axes (no tight bounding box: one drawing pass)
-    width_in, left, right, top_in, bottom_in = 8.0, 0.09, 0.9, 0.45, 1.0
-    axes_w = (right - left) * width_in / 1.04 - 0.1  # the colour bar takes 4 % + 0.1 in
+    steady = steady_speed(np.abs(odom['speed'][sel, :result.n_cars]).ravel())
+    width_in, left, top_in, bottom_in = 8.0, 0.09, 0.45, 1.2
+    right = 0.9 if steady is None else 0.97
+    axes_w = (right - left) * width_in  # the colour bar takes 4 % + 0.1 in of it
+    axes_w = axes_w if steady is not None else axes_w / 1.04 - 0.1
     axes_h = axes_w * (hi_y - lo_y) / (hi_x - lo_x)
     height_in = min(max(axes_h + top_in + bottom_in, 3.5), 11.0)
     fig, ax = plt.subplots(figsize=(width_in, height_in), dpi=110)
@@ -112,8 +127,14 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     for car in range(result.n_cars):
         x, y = odom['x'][sel, car], odom['y'][sel, car]
         speed = np.abs(odom['speed'][sel, car])
-        sc = ax.scatter(x, y, c=speed, s=3, cmap='viridis', zorder=3)
-        ax.plot(x, y, color='0.6', linewidth=0.5, zorder=2)
+        if steady is None:  # the colour shows the speed
+            sc = ax.scatter(x, y, c=speed, s=3, cmap='viridis', zorder=3)
+            ax.plot(x, y, color='0.6', linewidth=0.5, zorder=2)
+        else:  # one speed nearly throughout: a colour bar would say nothing
+            label = (f'path ({steady:.2f} m/s most of the time)' if result.n_cars == 1
+                     else f'car {car} ({steady:.2f} m/s most of the time)' if car == 0
+                     else f'car {car}')
+            ax.plot(x, y, color=f'C{car % 10}', linewidth=1.6, zorder=3, label=label)
         if len(x):
             ax.plot(x[0], y[0], marker='o', color='green', markersize=8, zorder=4,
                     label='start' if car == 0 else None)
@@ -138,7 +159,7 @@ def plot_trajectory(result: Any, path: str | os.PathLike[str], title: str = '') 
     ax.set_ylabel('y [m] (odom)')
     ax.set_title(title or f'{result.world.name}: trajectory')
     ax.grid(True, alpha=0.3)
-    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.6 / axes_h), ncol=4, fontsize=8,
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.6 / axes_h), ncol=3, fontsize=9,
               frameon=False)  # below the axes: never hides the track
     _save(fig, path)
 

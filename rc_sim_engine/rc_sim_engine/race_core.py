@@ -85,7 +85,7 @@ from rc_sim_engine.race_kernels import (
     race_step_parallel,
     views_of,
 )
-from rc_sim_engine.state import N_STATE, VX, WHEEL_SPEED, YAW, X, Y
+from rc_sim_engine.state import N_STATE, SPEED_REFERENCE, VX, WHEEL_SPEED, YAW, X, Y
 from rc_sim_engine.track import Track
 from rc_sim_engine.warmup import racing_compile_notice
 
@@ -247,6 +247,7 @@ class RaceCore:
         self.states[idx, YAW] = pose[:, 2]
         self.states[idx, VX] = v
         self.states[idx, WHEEL_SPEED] = v / self.packed[idx, P_R]
+        self.states[idx, SPEED_REFERENCE] = v  # a throttle car's speed controller: settled
         self.primed[idx] = 0
         self.buf[idx] = 0.0
         self.base[idx] = pose

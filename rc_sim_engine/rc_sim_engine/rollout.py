@@ -25,12 +25,13 @@ from rc_sim_engine import _kernels
 from rc_sim_engine.car import as_param_list, batch_array
 from rc_sim_engine.integrators import get_integrator, substeps
 from rc_sim_engine.models import get_model, steady_slip_states
-from rc_sim_engine.packed import P_LR, P_R, pack_params, resolve_drive_kind
+from rc_sim_engine.packed import P_DRIVE_SCALE, P_LR, P_R, pack_params, resolve_drive_kind
 from rc_sim_engine.state import (
     DUTY,
     N_STATE,
     SERVO_ANGLE,
     SERVO_TARGET,
+    SPEED_REFERENCE,
     STEER,
     VX,
     VY,
@@ -55,8 +56,8 @@ class InitialState:
 
     ``wheel_speed=None`` means rolling without slip (vx / R, R the effective rolling radius);
     steering is the actual wheel angle [rad] (the servo output and its dead-band target start
-    there too); ``duty`` is the ESC duty after its lag (throttle drive), None: the first command
-    applied (settled).
+    there too); ``duty`` is the ESC duty (throttle drive) or acceleration command
+    (acceleration drive) after its lag, None: the first command applied (settled).
     """
 
     x: ArrayLike = 0.0
@@ -123,6 +124,7 @@ def initial_states(x0: InitialState | None, packed: FloatArray) -> FloatArray:
     s[:, Y] = batch_array(x0.y, n, 'x0.y') + lr * np.sin(yaw)
     s[:, YAW] = yaw
     s[:, VX] = vx
+    s[:, SPEED_REFERENCE] = vx
     s[:, VY] = batch_array(x0.vy, n, 'x0.vy') + lr * r
     s[:, YAW_RATE] = r
     s[:, STEER] = batch_array(x0.steering, n, 'x0.steering')
@@ -153,8 +155,9 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
         t_out: (M,) non-decreasing output times [s].
         steering_kind: ``'angle'`` [rad] or ``'normalised'`` (servo command in [-1, 1] through
             the left/right map of vehicle.yaml).
-        drive_kind: ``'wheel_speed'`` [rad/s] or ``'throttle'`` (ESC duty in [-1, 1], needs
-            ``drive.drive_model: throttle``).
+        drive_kind: ``'wheel_speed'`` [rad/s], ``'speed'`` [m/s], ``'throttle'`` (ESC duty in
+            [-1, 1], needs ``drive.drive_model: throttle``), ``'acceleration'`` [m/s^2] or
+            ``'force'`` [N] (``drive_model: acceleration``); as :class:`~rc_sim_engine.car.Car`.
     """
     plist = as_param_list(params)
     drive = resolve_drive_kind(plist, drive_kind)
@@ -170,13 +173,16 @@ def rollout(params: Sequence[VehicleParams] | VehicleParams, t_cmd: ArrayLike,
     integ_id = get_integrator(integrator)
     n_sub = substeps(dt)
     packed = pack_params(plist, tyre_model=tyre_model, load_transfer=load_transfer,
-                         substep=float(dt) / n_sub, steering_kind=steering_kind)
+                         substep=float(dt) / n_sub, steering_kind=steering_kind,
+                         drive_kind=drive)
     states = initial_states(x0, packed)
     latency = np.array([p.timing.command_latency for p in plist])
-    if (x0 is None or x0.duty is None) and drive == 'throttle':  # lag settled on the first duty
+    if (x0 is None or x0.duty is None) and drive in ('throttle', 'acceleration', 'force'):
+        # the duty's (acceleration's) lag settled on the first command
         first = np.searchsorted(tc, to[0] - latency + TIME_EPS, side='right') - 1
         rows = wheel[np.arange(n) if wheel.shape[0] == n else np.zeros(n, dtype=np.int64)]
-        states[:, DUTY] = np.clip(rows[np.arange(n), np.maximum(first, 0)], -1.0, 1.0)
+        u = rows[np.arange(n), np.maximum(first, 0)] * packed[:, P_DRIVE_SCALE]
+        states[:, DUTY] = np.clip(u, -1.0, 1.0) if drive == 'throttle' else u
 
     record_after = np.rint((to - to[0]) / dt).astype(np.int64)
     n_steps = int(record_after[-1])

@@ -46,6 +46,7 @@ from rc_sim_description.params import VehicleParams
 
 __all__ = [
     'first_order_servo_substep',
+    'inverse_normalised_steering',
     'normalised_steering',
     'play',
     'second_order_servo_substep',
@@ -84,6 +85,35 @@ def normalised_steering(s: float, offset: float, gain_left: float, gain_right: f
     if s >= 0.0:
         return offset + gain_left * _shape(s, k_left, tanh_k_left)
     return offset + gain_right * _shape(s, k_right, tanh_k_right)
+
+
+@njit(cache=True, error_model='numpy', inline='always')
+def _inverse_shape(u: float, k: float, tanh_k: float) -> float:
+    """s in [0, 1] with ``_shape(s) = u`` for u in [0, 1]."""
+    if u >= 1.0:
+        return 1.0
+    if k < _K_SERIES:  # invert the series form by Newton from its first-order inverse
+        c = k * k / 3.0
+        s = u - c * (u - u * u * u)
+        for _ in range(3):
+            f = s * (1.0 + c * (1.0 - s * s)) - u
+            s -= f / (1.0 + c * (1.0 - 3.0 * s * s))
+        return max(0.0, min(1.0, s))
+    return math.atanh(u * tanh_k) / k
+
+
+@njit(cache=True, error_model='numpy')
+def inverse_normalised_steering(delta: float, offset: float, gain_left: float,
+                                gain_right: float, k_left: float, k_right: float,
+                                tanh_k_left: float, tanh_k_right: float) -> float:
+    """The normalised command s in [-1, 1] whose wheel angle is ``delta`` [rad]
+    (:func:`normalised_steering` inverted; an angle beyond the map's ends gives +-1): what a
+    car's own code sends for a steering angle."""
+    if delta >= offset:
+        u = min((delta - offset) / gain_left, 1.0)
+        return _inverse_shape(u, k_left, tanh_k_left)
+    u = min((offset - delta) / gain_right, 1.0)
+    return -_inverse_shape(u, k_right, tanh_k_right)
 
 
 def steering_map(s: ArrayLike, p: VehicleParams) -> NDArray[np.float64]:

@@ -71,6 +71,8 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 #: Bytes of recordings a streamed run holds before it hands a chunk to its sink.
 CHUNK_BYTES = 16e6
+#: The command kinds of the control core's mapper (/cmd_vel, sequences, controllers).
+MAPPER_KINDS = ('angle', 'wheel_speed')
 
 
 class Simulator:
@@ -82,18 +84,27 @@ class Simulator:
         config: loop settings.
         start: base_link start pose(s) ``(x, y, yaw)`` or (N, 3).
         n: number of cars when ``params`` is a single set.
+        steering_kind, drive_kind: what :meth:`command` sends (:class:`~rc_sim_engine.car.Car`):
+            by default the mapper's steering angle [rad] and wheel speed [rad/s], which every
+            car takes (a normalised-servo or throttle car through its own code's chain); the
+            raw commands of a real car (e.g. ``'normalised'`` and ``'throttle'``) drive it as
+            they drive the real one, and then :meth:`command_twist` and :meth:`play`, whose
+            mapper makes angles and wheel speeds, are refused.
     """
 
     def __init__(self, params: VehicleParams | Sequence[VehicleParams], world: World,
                  config: SimConfig | None = None, *, start: ArrayLike = (0.0, 0.0, 0.0),
-                 n: int | None = None) -> None:
+                 n: int | None = None, steering_kind: str = 'angle',
+                 drive_kind: str = 'wheel_speed') -> None:
         self.config = config or SimConfig()
         cfg = self.config
         check_cars(n if n is not None else 1 if isinstance(params, VehicleParams)
                    else len(params))
         check_world(world)
         self.car = Car(params, model=cfg.model, integrator=cfg.integrator, dt=cfg.dt, n=n,
-                       tyre_model=cfg.tyre_model)
+                       tyre_model=cfg.tyre_model, steering_kind=steering_kind,
+                       drive_kind=drive_kind)
+        self.command_kinds = (steering_kind, drive_kind)
         self.params: list[VehicleParams] = list(self.car.params)
         self.n = self.car.n
         self.world = world
@@ -217,8 +228,15 @@ class Simulator:
         self._plan = None
 
     # ------------------------------------------------------------------ commands
+    def _check_mapper_kinds(self, what: str) -> None:
+        if self.command_kinds != MAPPER_KINDS:
+            raise ConfigError(f'{what}: this simulator takes {self.command_kinds[0]} + '
+                              f'{self.command_kinds[1]} commands (the raw commands of the car), '
+                              "not the mapper's steering angle and wheel speed")
+
     def command_twist(self, linear_x: ArrayLike, angular_z: ArrayLike) -> None:
         """Send ``/cmd_vel`` (scalar or (N,)) now through the mappers; NaN input is rejected."""
+        self._check_mapper_kinds('/cmd_vel')
         v = np.broadcast_to(np.asarray(linear_x, dtype=np.float64), (self.n,))
         w = np.broadcast_to(np.asarray(angular_z, dtype=np.float64), (self.n,))
         accepted = self._mappers.map(v, w, self.time, self._steer_cmd, self._wheel_cmd)
@@ -226,7 +244,8 @@ class Simulator:
 
     def command(self, steering_angle: ArrayLike, wheel_speed: ArrayLike) -> None:
         """Send mapper outputs directly (``/steering_angle`` [rad], ``/rear_wheel_speed``
-        [rad/s])."""
+        [rad/s]), or the commands of the kinds the simulator was built for (``command_kinds``,
+        e.g. a normalised servo command and an ESC duty)."""
         s = np.broadcast_to(np.asarray(steering_angle, dtype=np.float64), (self.n,))
         w = np.broadcast_to(np.asarray(wheel_speed, dtype=np.float64), (self.n,))
         ok = np.isfinite(s) & np.isfinite(w)
@@ -356,6 +375,7 @@ class Simulator:
         recordings are streamed to it chunk by chunk (bounded memory) and the result keeps
         decimated streams and running statistics.
         """
+        self._check_mapper_kinds('a command sequence')
         end = float(seq.t[-1]) + SETTLE_TIME if duration is None else float(duration)
         if not (math.isfinite(end) and end > 0):
             raise ConfigError(f'duration must be > 0 s, got {end!r}')

@@ -9,7 +9,9 @@ world's documented spawn pose is tried first; otherwise the nearest free pose on
 four headings) that lies in the same free region as the spawn pose (reachable from it without
 crossing a wall: a flood fill of the free cells of an occupancy grid), so a manoeuvre is never
 moved outside the track's outer wall. When no such pose exists the choice says so (``fits`` is
-False) and the caller refuses the scenario.
+False) and the caller refuses the scenario, naming the world elements that enclose the free space
+(:func:`enclosure`); a given start pose that touches an obstacle is named by
+:func:`touched_obstacle`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from rc_sim_description.params import VehicleParams
 from rc_sim_engine.collision import WorldArrays, check_cars, footprint_from_params
 from rc_sim_engine.world import World
 
-__all__ = ['StartChoice', 'choose_start', 'free_region', 'path_extent', 'predicted_path']
+__all__ = ['Enclosure', 'StartChoice', 'choose_start', 'enclosure', 'free_region', 'path_extent',
+           'predicted_path', 'touched_obstacle']
 
 FloatArray = NDArray[np.float64]
 
@@ -170,3 +173,72 @@ def choose_start(world: World, params: VehicleParams, seq: Any,
             return StartChoice(float(batch[k, 0]), float(batch[k, 1]), yaw_k, moved=True,
                                clearance=float(gaps[k]))
     return StartChoice(*preferred, moved=False, clearance=gap0, fits=False)
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """The free space around a pose that walls close in: its extent and the obstacles around."""
+
+    length: float  # x extent [m]
+    width: float   # y extent [m]
+    walls: tuple[str, ...]  # names of the obstacles bordering it (world elements)
+
+    def text(self, limit: int = 6) -> str:
+        """``'a', 'b' and 3 more``."""
+        names = [repr(n) for n in self.walls[:limit]]
+        more = len(self.walls) - limit
+        return ', '.join(names) + (f' and {more} more' if more > 0 else '')
+
+
+def enclosure(world: World, seed_xy: tuple[float, float], *, cell: float = 0.05
+              ) -> Enclosure | None:
+    """The free space reachable from ``seed_xy`` when walls enclose it (its extent and the
+    obstacles bordering it), or None when it reaches beyond the world's obstacles (open).
+
+    The free region (:func:`free_region`) is labelled on a grid 1 m larger than the obstacles'
+    bounding box: a region that touches the grid's edge is open. Each occupied cell next to the
+    region is attributed to the obstacles its cell-sized square touches.
+    """
+    from scipy import ndimage
+
+    if world.n_obstacles == 0:
+        return None
+    bounds = world.bounds(1.0)
+    region = free_region(world, seed_xy, bounds, cell=cell)
+    inside = region.inside
+    if not inside.any():
+        return Enclosure(0.0, 0.0, ())
+    if inside[0, :].any() or inside[-1, :].any() or inside[:, 0].any() or inside[:, -1].any():
+        return None
+    rows, cols = np.nonzero(inside)
+    length = float(cols.max() - cols.min() + 1) * region.cell
+    width = float(rows.max() - rows.min() + 1) * region.cell
+    border = ndimage.binary_dilation(inside, iterations=2) & ~inside
+    bi, bj = np.nonzero(border)
+    bx = np.asarray(region.x0 + (bj + 0.5) * region.cell, dtype=np.float64)
+    by = np.asarray(region.y0 + (bi + 0.5) * region.cell, dtype=np.float64)
+    half = region.cell
+    foot = np.tile([0.0, half, half], (len(bx), 1))
+    gap, kind, index, _, _ = check_cars(bx, by, np.zeros(len(bx)), foot,
+                                        WorldArrays.from_world(world))
+    names: dict[str, None] = {}
+    for k in np.flatnonzero(gap <= 0.0):
+        names.setdefault(world.obstacle_name(int(kind[k]), int(index[k])), None)
+    return Enclosure(length, width, tuple(names))
+
+
+def touched_obstacle(world: World, params: VehicleParams, pose: tuple[float, float, float]
+                     ) -> str | None:
+    """Name of the obstacle the car's footprint at ``pose`` (base_link) touches, or None."""
+    from rc_sim_engine.collision import deepest_contacts
+
+    if world.n_obstacles == 0:
+        return None
+    kind, index, _, _ = deepest_contacts(np.array([pose[0]], dtype=np.float64),
+                                         np.array([pose[1]], dtype=np.float64),
+                                         np.array([pose[2]], dtype=np.float64),
+                                         footprint_from_params(params),
+                                         WorldArrays.from_world(world))
+    if kind[0] < 0:
+        return None
+    return world.obstacle_name(int(kind[0]), int(index[0]))

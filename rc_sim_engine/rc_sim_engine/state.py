@@ -19,8 +19,9 @@ axle).
 | FRONT_LEFT_WHEEL_ANGLE, FRONT_RIGHT_WHEEL_ANGLE | ... | rad | front wheel joint positions |
 | SERVO_ANGLE | servo_angle | rad | servo output before the backlash (= steer without backlash) |
 | SERVO_TARGET | servo_target | rad | servo target after the dead band (play operator state) |
-| DUTY | duty | - | ESC duty after its first-order lag (throttle drive) |
+| DUTY | duty | - | ESC duty (throttle) or acceleration command after its lag |
 | ALPHA_FRONT, ALPHA_REAR | alpha_front, ... | rad | transient tyre slip angles (relaxation) |
+| SPEED_REFERENCE | speed_reference | m/s | speed controller's reference (drive_models) |
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     'SERVO_ANGLE',
     'SERVO_INTEGRAL',
     'SERVO_TARGET',
+    'SPEED_REFERENCE',
     'STATE_FIELDS',
     'STEER',
     'STEER_RATE',
@@ -53,6 +55,7 @@ STATE_FIELDS: tuple[str, ...] = (
     'x', 'y', 'yaw', 'vx', 'vy', 'yaw_rate', 'steer', 'steer_rate', 'wheel_speed',
     'servo_integral', 'wheel_integral', 'rear_wheel_angle', 'front_left_wheel_angle',
     'front_right_wheel_angle', 'servo_angle', 'servo_target', 'duty', 'alpha_front', 'alpha_rear',
+    'speed_reference',
 )
 
 X = 0
@@ -74,4 +77,5 @@ SERVO_TARGET = 15
 DUTY = 16
 ALPHA_FRONT = 17
 ALPHA_REAR = 18
+SPEED_REFERENCE = 19
 N_STATE = len(STATE_FIELDS)

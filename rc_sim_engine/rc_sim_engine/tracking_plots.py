@@ -27,7 +27,7 @@ def plot_tracking(ev: EvaluatedRun, path: str | Path, title: str,
 
     from rc_sim_description.atomic import atomic_output_file
 
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(9.6, 7.6))  # 960 px: shown at its size
     ax = axes[0, 0]
     if world is not None and len(world.boxes):
         for corners in world.box_corners():
@@ -38,7 +38,7 @@ def plot_tracking(ev: EvaluatedRun, path: str | Path, title: str,
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_xlabel('x [m]')
     ax.set_ylabel('y [m]')
-    ax.legend(loc='best', fontsize=8)
+    ax.legend(loc='best', fontsize=10)
     ax.set_title('trajectory (odom)')
     if ev.timed:
         for axis, actual, ref, name in ((axes[0, 1], ev.cx, ev.x_ref, 'x'),
@@ -47,7 +47,7 @@ def plot_tracking(ev: EvaluatedRun, path: str | Path, title: str,
             axis.plot(ev.t_ref, ref, ':', color='tab:orange', lw=2, label=f'reference {name}')
             axis.set_xlabel('t [s]')
             axis.set_ylabel(f'{name} [m]')
-            axis.legend(loc='best', fontsize=8)
+            axis.legend(loc='best', fontsize=10)
     else:
         axes[0, 1].axis('off')
         axes[1, 0].axis('off')
@@ -63,7 +63,7 @@ def plot_tracking(ev: EvaluatedRun, path: str | Path, title: str,
     fig.suptitle(title)
     fig.tight_layout()
     with atomic_output_file(path) as tmp:
-        fig.savefig(tmp, format='png', dpi=110)
+        fig.savefig(tmp, format='png', dpi=100)
     plt.close(fig)
 
 
@@ -80,7 +80,8 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
 
     res = outcome.result
     odom, cmds = res.streams['odom'], res.streams['commands']
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={'width_ratios': [3, 2]})
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.6, 4.6),
+                                 gridspec_kw={'width_ratios': [3, 2]})
     for k, corners in enumerate(outcome.world.box_corners()):
         ring = np.vstack([corners, corners[:1]])
         ax.fill(ring[:, 0], ring[:, 1], color='0.6', lw=0, label='parked cars' if k == 0 else None)
@@ -100,7 +101,7 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_xlabel('x [m]')
     ax.set_ylabel('y [m]')
-    ax.legend(loc='upper left', fontsize=8)
+    ax.legend(loc='upper left', fontsize=10)
     ax.set_title(f'in slot: {outcome.in_slot}, collisions: {len(res.collisions)}')
     t = cmds.t
     ax2.plot(t, cmds['linear_x'][:, 0], label='v command [m/s]')
@@ -109,12 +110,12 @@ def plot_parking(outcome: Any, path: str | Path, title: str) -> None:
     ax2.plot(odom.t, odom['steering'][:, 0], ':', label='delta actual [rad]')
     ax2.set_xlabel('t [s]')
     ax2.set_ylabel('speed [m/s], steering angle [rad]')
-    ax2.legend(loc='best', fontsize=8)
+    ax2.legend(loc='best', fontsize=10)
     ax2.set_title('open-loop steering and speed profile')
     fig.suptitle(title)
     fig.tight_layout()
     with atomic_output_file(path) as tmp:
-        fig.savefig(tmp, format='png', dpi=110)
+        fig.savefig(tmp, format='png', dpi=100)
     plt.close(fig)
 
 
@@ -139,10 +140,10 @@ def plot_stop(outcome: Any, path: str | Path, title: str) -> None:
     ax.set_aspect('equal', adjustable='datalim')
     ax.set_xlabel('x [m] (odom)')
     ax.set_ylabel('y [m] (odom)')
-    ax.legend(loc='best', fontsize=8)
+    ax.legend(loc='best', fontsize=10)
     ax.set_title(f'{title}: stopped {outcome.stop_distance:.2f} m before the obstacle')
     with atomic_output_file(path) as tmp:
-        fig.savefig(tmp, format='png', dpi=110)
+        fig.savefig(tmp, format='png', dpi=100)
     plt.close(fig)
 
 

@@ -1,41 +1,60 @@
-"""Compile the engine's numba kernels ahead of a run (``python -m rc_sim_engine.warmup``).
+"""Compile the engine's numba kernels a command needs, once, on every core
+(``python -m rc_sim_engine.warmup [--command run|track|manoeuvre|fit] [--all]``).
 
 numba compiles each ``@njit(cache=True)`` kernel on its first call and caches the machine code on
 disk (``__pycache__``), so only the first run on a machine pays the compile (tens of seconds).
-:func:`compile_kernels` makes that first call on purpose: a short simulation of every kind a
-command starts (single track and kinematic models, lidar with the error model, collisions, the
-calibrator's batch rollout). ``scripts/setup_env.sh`` runs it once, with a message, and the
-commands call :func:`ensure_compiled` so that a compile that still happens is announced and kept
-out of the reported real-time factor.
+The kernels fall into sets (:data:`KERNEL_SETS`): the chassis integrator (the largest kernel), the
+rest of the vehicle model (the loop's physics), the IMU accelerations (the same model, compiled
+separately), lidar ray casting,
+the lidar error model, collision checks, the simulation loop that calls the first four, the
+calibrator's batch rollout. A command names the sets it needs (:data:`COMMANDS`: ``rcsim run``
+needs neither the error model without ``--lidar-errors`` nor the rollout);
+:func:`ensure_compiled` compiles the missing ones with one line saying what and roughly how long,
+the independent sets in parallel (one process per core, at most 4; ``RC_SIM_COMPILE_WORKERS``
+sets the number): this process takes one share, ``python -m rc_sim_engine.warmup --worker SETS``
+processes the others, all into numba's cache, then the sets that call them (the loop) load
+theirs from the cache. A set is compiled by calling its kernels
+on tiny inputs of exactly the types a run passes (the arguments the loop hands to the compiled
+stretch, captured from a small :class:`~rc_sim_engine.simulator.Simulator`), so that the run
+itself loads every kernel from the cache.
 
-Whether the kernels are compiled is kept in a stamp file beside numba's cache: the SHA-256 of the
-kernel sources, the numba version and the Python version. It changes whenever a kernel source does
-(numba's own cache is then stale too, see :mod:`rc_sim_engine._jit_cache`).
+Which sets are compiled is kept in a stamp file beside numba's cache (``$NUMBA_CACHE_DIR`` or the
+package's ``__pycache__``): the SHA-256 of the kernel sources, the numba version and the Python
+version, then one set name per line. It is stale
+whenever a kernel source changes (numba's own cache is then stale too, see
+:mod:`rc_sim_engine._jit_cache`). Concurrent commands wait for each other (a file lock) instead
+of compiling the same kernels twice.
 
 The racing step (:class:`rc_sim_engine.race_core.RaceCore`, the Gymnasium envs) is not compiled
-here: it costs another minute that most users never need. Its first load says so instead
-(:func:`racing_compile_notice`, a stamp per kernel variant).
+here: its first load says so instead (:func:`racing_compile_notice`, a stamp per variant).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 import contextlib
+from dataclasses import dataclass
+import functools
 import hashlib
 from importlib.metadata import PackageNotFoundError, version
 import importlib.util
 import os
 from pathlib import Path
+import subprocess
 import sys
 import time
+from typing import Any
 
-__all__ = ['MESSAGE', 'RACE_MESSAGE', 'compile_kernels', 'ensure_compiled', 'kernels_compiled',
-           'main', 'racing_compile_notice']
+__all__ = ['COMMANDS', 'KERNEL_SETS', 'MESSAGE', 'RACE_MESSAGE', 'KernelSet', 'compile_kernels',
+           'compile_message', 'compiled_sets', 'ensure_compiled', 'kernels_compiled',
+           'last_compile_s', 'main', 'plan_waves', 'racing_compile_notice', 'sets_for']
 
-MESSAGE = "compiling the engine's kernels (once, about a minute)..."
+#: Start of the line printed before a compile (the rest says what and how long).
+MESSAGE = "compiling the engine's kernels"
 #: Modules holding numba kernels the engine calls (module names; absent ones are skipped).
 KERNEL_MODULES = ('rc_sim_engine._jit_cache', 'rc_sim_engine.state', 'rc_sim_engine.packed',
                   'rc_sim_engine.tyres', 'rc_sim_engine.actuators', 'rc_sim_engine.models',
+                  'rc_sim_engine.servo_models', 'rc_sim_engine.drive_models',
                   'rc_sim_engine.four_wheel_steering', 'rc_sim_engine.integrators',
                   'rc_sim_engine._kernels', 'rc_sim_engine.raycast', 'rc_sim_engine.collision',
                   'rc_sim_engine.car', 'rc_sim_engine.rollout', 'rc_sim_engine.simulator',
@@ -48,8 +67,60 @@ RACE_MODULES = (*KERNEL_MODULES, 'rc_sim_engine.map_grid', 'rc_sim_engine.map_li
                 'rc_sim_engine.atomics', 'rc_sim_engine.race_kernels')
 
 
+@dataclass(frozen=True)
+class KernelSet:
+    """Kernels compiled together: ``label`` for the message, ``cost_s`` the compile seconds on
+    an idle 2-core machine (for the estimate; measured), ``after`` the sets whose kernels these
+    call (compiled first, then loaded from the cache)."""
+
+    label: str
+    cost_s: float
+    after: tuple[str, ...] = ()
+
+
+#: Every kernel set, by name (the jobs are the ``_job_<name>`` functions below).
+KERNEL_SETS: dict[str, KernelSet] = {
+    'chassis': KernelSet('chassis integrator', 18.0),
+    'imu': KernelSet('IMU', 12.0),
+    'vehicle': KernelSet('vehicle model', 8.0, ('chassis',)),
+    'lidar': KernelSet('lidar rays', 7.0),
+    'collisions': KernelSet('collisions', 12.0),
+    'loop': KernelSet('simulation loop', 4.0, ('vehicle', 'imu', 'lidar', 'collisions')),
+    'lidar_errors': KernelSet('lidar error model', 3.0),
+    'rollout': KernelSet("calibrator's rollout", 6.0, ('vehicle',)),
+}
+
+_RUN = ('chassis', 'imu', 'vehicle', 'lidar', 'collisions', 'loop')
+#: The sets each command needs (``--lidar-errors`` adds ``lidar_errors``).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    'run': _RUN,
+    'track': _RUN,
+    'manoeuvre': _RUN,
+    'fit': ('chassis', 'vehicle', 'rollout'),
+    'all': tuple(KERNEL_SETS),
+}
+
+
+_LAST_COMPILE = [0.0]  # seconds the last ensure_compiled of this process spent
+
+
+def last_compile_s() -> float:
+    """Seconds the last :func:`ensure_compiled` of this process spent compiling (0: none)."""
+    return _LAST_COMPILE[0]
+
+
+def sets_for(command: str = 'run', *, lidar_errors: bool = False) -> tuple[str, ...]:
+    """The kernel sets ``command`` needs (a name of :data:`COMMANDS`)."""
+    sets = COMMANDS[command]
+    return (*sets, 'lidar_errors') if lidar_errors and 'lidar_errors' not in sets else sets
+
+
+# --------------------------------------------------------------------------- stamps
 def _stamp_path() -> Path:
-    return Path(__file__).resolve().parent / '__pycache__' / _STAMP
+    """Beside numba's cache: ``$NUMBA_CACHE_DIR`` when set, else the package's __pycache__."""
+    where = os.environ.get('NUMBA_CACHE_DIR')
+    base = Path(where) if where else Path(__file__).resolve().parent / '__pycache__'
+    return base / _STAMP
 
 
 def _race_stamp_path(variant: str) -> Path:
@@ -72,73 +143,379 @@ def _digest(modules: tuple[str, ...] = KERNEL_MODULES) -> str:
     return h.hexdigest()
 
 
-def kernels_compiled() -> bool:
-    """True when :func:`compile_kernels` ran for the current sources (cheap: no numba import)."""
+def compiled_sets() -> set[str]:
+    """Names of the sets compiled for the current sources (cheap: no numba import)."""
     try:
-        return _stamp_path().read_text(encoding='utf-8') == _digest()
+        lines = _stamp_path().read_text(encoding='utf-8').split()
     except OSError:
-        return False
+        return set()
+    return set(lines[1:]) if lines and lines[0] == _digest() else set()
 
 
-def compile_kernels() -> float:
-    """Run tiny simulations that compile (or load) every kernel; returns the seconds it took."""
-    import numpy as np
-
-    from rc_sim_control.commands import manoeuvre
-    from rc_sim_description.params import load_vehicle_params
-    from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.collision import WorldArrays, deepest_contacts, footprint_from_params
-    from rc_sim_engine.rollout import rollout
-    from rc_sim_engine.simulator import SimConfig, Simulator
-    from rc_sim_engine.start_pose import choose_start
-    from rc_sim_engine.world import load_world
-    from rc_sim_sensors.lidar_config import LidarErrorConfig
-
-    t0 = time.perf_counter()
-    params = load_vehicle_params()
-    path = world_path('basic_track')
-    world = load_world(path)
-    spawn = spawn_pose(path)
-    errors = LidarErrorConfig.from_preset('harsh')
-    choose_start(world, params, manoeuvre('line', params, duration=0.5, ramp_time=0.1),
-                 (spawn.x, spawn.y, spawn.yaw))
-    for model in ('single_track', 'kinematic'):
-        sim = Simulator(params, world, SimConfig(model=model, lidar_errors=errors),
-                        start=(spawn.x, spawn.y, spawn.yaw))
-        sim.command_twist(0.5, 0.2)
-        sim.step_to(0.06)
-        sim.result()
-    poses = np.zeros(4)
-    for view in (poses, poses[::2]):  # contiguous and strided paths (the parking search)
-        deepest_contacts(view, view, view, footprint_from_params(params),
-                         WorldArrays.from_world(world))
-    t = np.linspace(0.0, 0.05, 6)
-    rollout([params], t, np.zeros((1, t.size)), np.full((1, t.size), 5.0), None, t_out=t)
-    return time.perf_counter() - t0
+def kernels_compiled(sets: Sequence[str] = _RUN) -> bool:
+    """True when every set of ``sets`` was compiled for the current sources."""
+    return set(sets) <= compiled_sets()
 
 
-def _write_stamp() -> None:
+def _write_stamp(sets: Sequence[str]) -> None:
     path = _stamp_path()
+    names = sorted(compiled_sets() | set(sets))
     try:
         path.parent.mkdir(exist_ok=True)
-        path.write_text(_digest(), encoding='utf-8')
+        tmp = path.with_name(f'{path.name}.{os.getpid()}.tmp')
+        tmp.write_text('\n'.join([_digest(), *names]) + '\n', encoding='utf-8')
+        os.replace(tmp, path)
     except OSError:  # a read-only install: numba then caches elsewhere or not at all
         pass
 
 
-def ensure_compiled(notify: Callable[[str], None] | None = None) -> float:
-    """Compile the kernels unless the stamp says they are; returns the seconds spent (0 if none).
+@contextlib.contextmanager
+def _lock(notify: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Serialise compiles of several processes (POSIX ``flock``; nothing elsewhere); ``notify``
+    hears it when another process holds the lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = _stamp_path().with_name('rc_sim_engine_kernels.lock')
+    try:
+        path.parent.mkdir(exist_ok=True)
+        handle = path.open('a')
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            if notify is not None:
+                notify(f'waiting for another process that is {MESSAGE[0].lower()}'
+                       f'{MESSAGE[1:]}...')
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
-    ``notify`` receives :data:`MESSAGE` before a compile starts (e.g. print to stderr).
+
+# --------------------------------------------------------------------------- planning
+def _cores() -> int:
+    """Processes a compile may use: ``$RC_SIM_COMPILE_WORKERS``, else the usable cores."""
+    with contextlib.suppress(ValueError):
+        return max(1, int(os.environ.get('RC_SIM_COMPILE_WORKERS', '')))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _closure(sets: Sequence[str]) -> list[str]:
+    """``sets`` with the sets they come after, in :data:`KERNEL_SETS` order."""
+    want: set[str] = set()
+    todo = list(sets)
+    while todo:
+        name = todo.pop()
+        if name not in want:
+            want.add(name)
+            todo.extend(KERNEL_SETS[name].after)
+    return [name for name in KERNEL_SETS if name in want]
+
+
+def plan_waves(sets: Sequence[str], workers: int) -> list[list[list[str]]]:
+    """Waves of bins, each bin the sets one process compiles in turn. A set joins a wave when
+    the sets it comes after are done in earlier waves, or all sit in one chain of this wave (it
+    then follows them in their bin: ``vehicle`` after ``chassis``); chains are split into at most
+    ``workers`` bins of about equal cost (largest first), the first bin the most expensive."""
+    left = [s for s in KERNEL_SETS if s in sets]
+    waves = []
+    while left:
+        chains: list[list[str]] = []
+        chain_of: dict[str, int] = {}
+        grown = True
+        while grown:
+            grown = False
+            for name in left:
+                if name in chain_of:
+                    continue
+                deps = [a for a in KERNEL_SETS[name].after if a in left]
+                if any(d not in chain_of for d in deps):
+                    continue
+                owners = {chain_of[d] for d in deps}
+                if len(owners) > 1:
+                    continue  # it joins chains: the next wave
+                if owners:
+                    k = owners.pop()
+                else:
+                    k = len(chains)
+                    chains.append([])
+                chains[k].append(name)
+                chain_of[name] = k
+                grown = True
+
+        def cost(names: list[str]) -> float:
+            return sum(KERNEL_SETS[s].cost_s for s in names)
+
+        chains.sort(key=lambda c: -cost(c))
+        bins: list[list[str]] = [[] for _ in range(max(1, min(workers, len(chains))))]
+        for chain in chains:
+            min(bins, key=cost).extend(chain)
+        bins.sort(key=lambda b: -cost(b))
+        waves.append(bins)
+        left = [s for s in left if s not in chain_of]
+    return waves
+
+
+def _estimate_s(waves: list[list[list[str]]]) -> float:
+    """Wall seconds of ``waves`` on this machine now (idle costs scaled by the load)."""
+    idle = sum(max(sum(KERNEL_SETS[s].cost_s for s in b) for b in wave) for wave in waves)
+    cores = _cores()
+    workers = max(len(wave) for wave in waves)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return idle * max(1.0, (load + workers) / cores)
+
+
+def compile_message(command: str, sets: Sequence[str]) -> str:
+    """The one line said before compiling ``sets`` (exactly these) for ``command``: what, on
+    how many cores, roughly how long."""
+    todo = [s for s in KERNEL_SETS if s in sets]
+    workers = min(_cores(), 4)
+    waves = plan_waves(todo, workers)
+    seconds = _estimate_s(waves)
+    rough = f'{seconds:.0f}' if seconds < 20 else f'{5 * round(seconds / 5):.0f}'
+    used = max(len(w) for w in waves) if waves else 1
+    who = ('every command' if command == 'all' else
+           f'rcsim {command}' if command in COMMANDS else command)
+    return (f"{MESSAGE} for {who} "
+            f"({', '.join(KERNEL_SETS[s].label for s in todo)}) on {used} "
+            f"core{'s' if used > 1 else ''}, once: about {rough} s...")
+
+
+# --------------------------------------------------------------------------- jobs
+class _Captured(Exception):  # noqa: N818  (a control-flow signal, not an error)
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        super().__init__('captured')
+        self.args_ = args
+
+
+@functools.lru_cache(maxsize=2)
+def _probe(lidar_errors: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    """A small simulation on basic_track (lidar, collisions) and the arguments its first
+    compiled stretch receives (captured: the stretch is not run)."""
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_description.paths import world_path
+    from rc_sim_description.worlds import spawn_pose
+    from rc_sim_engine import loop_kernel
+    from rc_sim_engine.simulator import SimConfig, Simulator
+    from rc_sim_engine.world import load_world
+    from rc_sim_sensors.lidar_config import LidarErrorConfig
+
+    path = world_path('basic_track')
+    spawn = spawn_pose(path)
+    errors = LidarErrorConfig.from_preset('harsh') if lidar_errors else None
+    sim = Simulator(load_vehicle_params(), load_world(path), SimConfig(lidar_errors=errors),
+                    start=(spawn.x, spawn.y, spawn.yaw))
+
+    def capture(*args: Any) -> int:
+        raise _Captured(args)
+
+    real = loop_kernel.run_stretch
+    loop_kernel.run_stretch = capture  # type: ignore[assignment]
+    try:
+        sim.command_twist(0.5, 0.2)
+        sim.step_to(0.01)
+    except _Captured as got:
+        return sim, got.args_
+    finally:
+        loop_kernel.run_stretch = real
+    raise RuntimeError('the simulator did not call run_stretch')  # pragma: no cover
+
+
+def _signature(args: Sequence[Any]) -> tuple[Any, ...]:
+    import numba
+
+    return tuple(numba.typeof(a) for a in args)
+
+
+def _job_chassis() -> None:
+    """The chassis integrator (RK4 / semi-implicit Euler over the vehicle model: the largest
+    kernel), alone, with the argument types the physics step passes it."""
+    from rc_sim_engine.integrators import integrate_chassis
+
+    _, a = _probe()
+    # integrate_chassis(model_id, integ_id, x, p, h, cd, sd, td, omega): x, p rows of the
+    # stretch's states and packed parameters, as _physics -> advance pass them
+    integrate_chassis.compile(_signature((a[7], a[8], a[1][0], a[2][0], 0.0, 0.0, 0.0, 0.0,
+                                          0.0)))
+
+
+def _job_vehicle() -> None:
+    """The loop's physics (``_physics``: actuators, vehicle model, integrator), with the
+    argument types the stretch passes it."""
+    import numpy as np
+
+    from rc_sim_engine import loop_kernel as lk
+
+    _, a = _probe()
+    # _physics(states, params, steer_cmd, wheel_cmd, dt, n_sub, n_steps, model_id, integ_id,
+    #          project, delay_buf, delay_steps, sched): as run_stretch calls it
+    lk._physics.compile(_signature((a[1], a[2], a[3], a[4], a[5], a[6], np.int64(1), a[7],
+                                    a[8], a[9], a[10], a[11], a[13])))
+
+
+def _job_imu() -> None:
+    """The sensor outputs of a snapshot (IMU accelerations: the vehicle model's right-hand
+    side), through the stream deriver as a run calls it."""
+    sim, _ = _probe()
+    deriver = sim._deriver
+    probe = deriver._probe(0, 8)
+    deriver.outputs(probe, sim.params[0])
+
+
+def _job_lidar() -> None:
+    """Ray casting of a batch of scans (as the run's converter thread calls it)."""
+    import numpy as np
+
+    sim, _ = _probe()
+    sim._lidar.cast(np.zeros(1, dtype=np.int64), np.zeros((1, sim.n, 3)))
+
+
+def _job_lidar_errors() -> None:
+    """The lidar error model on float64 scans, with and without incidence angles."""
+    import numpy as np
+
+    sim, _ = _probe(lidar_errors=True)
+    rig = sim._lidar
+    ideal = np.ones((2, sim.n, rig.n_beams))
+    t_ns = np.array([0, 25_000_000], dtype=np.int64)
+    rig.finish(t_ns, ideal, None)
+    rig.reset(0)
+    rig.finish(t_ns, ideal, np.zeros_like(ideal))
+
+
+def _job_collisions() -> None:
+    """The start-pose search (clearance, contact checks) and the loop's collision step with
+    the scratch arrays the stretch allocates."""
+    import numpy as np
+
+    from rc_sim_control.commands import manoeuvre
+    from rc_sim_engine import loop_kernel as lk
+    from rc_sim_engine.collision import WorldArrays, deepest_contacts, footprint_from_params
+    from rc_sim_engine.start_pose import choose_start
+
+    sim, a = _probe()
+    params = sim.params[0]
+    choose_start(sim.world, params, manoeuvre('line', params, duration=0.5, ramp_time=0.1),
+                 (-0.5, -1.875, 0.0))
+    poses = np.zeros(4)
+    for view in (poses, poses[::2]):  # contiguous and strided paths (the parking search)
+        deepest_contacts(view, view, view, footprint_from_params(params),
+                         WorldArrays.from_world(sim.world))
+    c = sim.n
+    scratch = (np.empty((5, c)), np.empty((2, c), dtype=np.int64), np.empty((c, 2)),
+               np.empty(4), np.empty(2, dtype=np.int64), np.empty((1, 2)), a[38],
+               np.empty((2, c, 6)), np.empty((2, c)), np.empty((3, c, 2)),
+               np.full((2, c), -1, dtype=np.int64))
+    # _collide(k, states, lr, radius, foot, boxes, box_cos, box_sin, discs, rings, response,
+    #          restitution, mu_g, dt, touching, in_contact, events, sched, work, iwork, normal,
+    #          one, one_i, one_n, mass, rect, cwork, cvec, ciwork): as run_stretch calls it
+    lk._collide.compile(_signature((np.int64(0), a[1], a[22], a[23], a[24], a[27], a[28],
+                                    a[29], a[30], a[31], a[32], a[33], a[34], a[5], a[35],
+                                    a[36], a[37], a[13], *scratch)))
+
+
+def _job_loop() -> None:
+    """The compiled stretch itself (its callees load from the cache) and a short run."""
+    from rc_sim_engine import loop_kernel as lk
+
+    sim, a = _probe()
+    lk.run_stretch.compile(_signature(a))
+    sim.step_to(0.06)
+    sim.result()
+
+
+def _job_rollout() -> None:
+    """The calibrator's batch rollout (the vehicle model on many parameter sets)."""
+    import numpy as np
+
+    from rc_sim_description.params import load_vehicle_params
+    from rc_sim_engine.rollout import rollout
+
+    t = np.linspace(0.0, 0.05, 6)
+    rollout([load_vehicle_params()], t, np.zeros((1, t.size)), np.full((1, t.size), 5.0), None,
+            t_out=t)
+
+
+_JOBS: dict[str, Callable[[], None]] = {
+    'chassis': _job_chassis, 'vehicle': _job_vehicle, 'imu': _job_imu, 'lidar': _job_lidar,
+    'collisions': _job_collisions, 'loop': _job_loop, 'lidar_errors': _job_lidar_errors,
+    'rollout': _job_rollout,
+}
+
+
+def _run_jobs(sets: Sequence[str]) -> None:
+    for name in sets:
+        _JOBS[name]()
+
+
+def _start_worker(sets: Sequence[str]) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen([sys.executable, '-m', 'rc_sim_engine.warmup', '--worker',
+                                 ','.join(sets)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError:
+        return None
+
+
+def compile_kernels(sets: Sequence[str] = _RUN, *, workers: int | None = None,
+                    closed: bool = True) -> float:
+    """Compile (or load) the kernels of ``sets`` and (``closed``) the sets they come after, on
+    up to ``workers`` processes (default: the cores, at most 4); returns the seconds it took.
+
+    A worker that fails leaves its sets to this process (compiled here, one after the other).
     """
-    if kernels_compiled():
+    import rc_sim_engine._jit_cache  # noqa: F401  (stale cache files go before any worker starts)
+
+    t0 = time.perf_counter()
+    n = workers if workers is not None else min(_cores(), 4)
+    todo = _closure(sets) if closed else [s for s in KERNEL_SETS if s in sets]
+    for wave in plan_waves(todo, n):
+        started = [(b, _start_worker(b)) for b in wave[1:]]
+        _run_jobs(wave[0])
+        for names, proc in started:
+            failed = proc is None or proc.wait() != 0
+            if proc is not None and proc.stderr is not None:
+                proc.stderr.close()
+            if failed:
+                _run_jobs(names)
+    return time.perf_counter() - t0
+
+
+def ensure_compiled(notify: Callable[[str], None] | None = None, command: str = 'run', *,
+                    lidar_errors: bool = False) -> float:
+    """Compile the kernels ``command`` needs unless the stamp says they are; returns the
+    seconds spent (0 if none).
+
+    ``notify`` receives the one-line announcement (:func:`compile_message`) before a compile
+    starts (e.g. print to stderr); another process compiling meanwhile is waited for.
+    """
+    sets = sets_for(command, lidar_errors=lidar_errors)
+    _LAST_COMPILE[0] = 0.0
+    if kernels_compiled(sets):
         return 0.0
-    if notify is not None:
-        notify(MESSAGE)
-    elapsed = compile_kernels()
-    _write_stamp()
-    return elapsed
+    t0 = time.perf_counter()
+    with _lock(notify):  # another process compiling them is waited for
+        missing = [s for s in _closure(sets) if s not in compiled_sets()]
+        if missing:
+            if notify is not None:
+                notify(compile_message(command, missing))
+            compile_kernels(missing, closed=False)  # the others are in numba's cache
+            _write_stamp(missing)
+    _LAST_COMPILE[0] = time.perf_counter() - t0
+    return _LAST_COMPILE[0]
 
 
 @contextlib.contextmanager
@@ -161,14 +538,60 @@ def racing_compile_notice(variant: str) -> Iterator[None]:
             path.write_text(digest, encoding='utf-8')
 
 
-def main() -> int:
-    """``python -m rc_sim_engine.warmup``: compile if needed, say so and how long it took."""
-    def say(message: str) -> None:
-        print(f'>> {message}', file=sys.stderr, flush=True)
+def _import_run_modules() -> None:
+    """Import what a run imports (its plots and pages too), so that their bytecode is
+    written once."""
+    import importlib
 
-    elapsed = ensure_compiled(say)
-    if elapsed and not os.environ.get('RC_SIM_QUIET'):
-        print(f'>> kernels compiled in {elapsed:.0f} s (cached for later runs)', file=sys.stderr)
+    for name in ('rc_sim_engine.cli', 'rc_sim_engine.cli_run', 'rc_sim_engine.simulator',
+                 'rc_sim_engine.bagio', 'rc_sim_description.bags.writer', 'rc_sim_engine.plots',
+                 'rc_sim_engine.plot_worker', 'rc_sim_engine.animation',
+                 'rc_sim_engine.index_page', 'matplotlib.pyplot', 'mpl_toolkits.axes_grid1',
+                 'PIL.Image', 'rc_sim_sensors.cli', 'rc_sim_sensors.bag_tools'):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rc_sim_engine.warmup``: compile what a command needs if not done yet, saying
+    what and how long (``--all``: every set, e.g. before a test suite)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog='python -m rc_sim_engine.warmup',
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument('--command', default='run', choices=[c for c in COMMANDS if c != 'all'],
+                        help='compile what this rcsim command needs (default: run)')
+    parser.add_argument('--all', action='store_true', help='every kernel set')
+    parser.add_argument('--bytecode', action='store_true',
+                        help='also write the bytecode of the modules a run imports (as pip '
+                        'does when it installs; uv does not), even with PYTHONDONTWRITEBYTECODE '
+                        'set: for scripts/setup_env.sh after an install')
+    parser.add_argument('--worker', metavar='SETS', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.bytecode:  # this process and its workers
+        sys.dont_write_bytecode = False
+        os.environ.pop('PYTHONDONTWRITEBYTECODE', None)
+    if args.worker:  # one share of a parallel compile (started by compile_kernels)
+        _run_jobs([s for s in args.worker.split(',') if s])
+        return 0
+
+    def say(message: str) -> None:
+        if not os.environ.get('RC_SIM_QUIET'):
+            print(f'>> {message}', file=sys.stderr, flush=True)
+
+    said: list[str] = []
+
+    def announce(message: str) -> None:
+        said.append(message)
+        say(message)
+
+    elapsed = ensure_compiled(announce, 'all' if args.all else args.command)
+    if args.bytecode:
+        _import_run_modules()
+    if any(m.startswith(MESSAGE) for m in said):
+        say(f'kernels compiled in {elapsed:.0f} s (cached for later runs)')
+    elif elapsed > 0.5:
+        say(f'kernels ready after {elapsed:.0f} s (another process compiled them)')
     return 0
 
 

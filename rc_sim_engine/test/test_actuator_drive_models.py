@@ -205,17 +205,20 @@ def test_steering_drag_acts_on_the_throttle_drive_only(drive_model: str, changes
 
 # --------------------------------------------------------------------------- kinds
 def test_drive_kind_must_fit_the_drive_model() -> None:
+    """Duties need a throttle drive; wheel speeds drive every car (a throttle car through its
+    speed controller, issue 27); a mismatch names the car's file and key, not params[i]."""
     assert Car(BASE).drive_kind == 'wheel_speed'  # the default: today's wheel-speed commands
     assert _esc_car(THROTTLE).drive_kind == 'throttle'
-    with pytest.raises(ConfigError, match=r"drive_kind 'throttle' does not fit params\[0\]"):
+    with pytest.raises(ConfigError, match=r"vehicle.yaml: drive.drive_model 'pd_joint' takes "
+                                          r"wheel speeds .* not duties in \[-1, 1\]: throttle "
+                                          r"commands need drive_model throttle") as info:
         Car(BASE, drive_kind='throttle')
-    with pytest.raises(ConfigError, match=r"drive_kind 'wheel_speed' does not fit params\[1\] "
-                                          r"drive.drive_model 'throttle'"):
-        Car([BASE, THROTTLE])
-    with pytest.raises(ConfigError, match=r"params\[1\] drive.drive_model 'pd_joint'"):
+    assert 'params[' not in str(info.value)
+    assert Car([BASE, THROTTLE]).drive_kind == 'wheel_speed'  # mixed: mapper commands for both
+    with pytest.raises(ConfigError, match=r"drive.drive_model 'pd_joint' takes"):
         rollout([THROTTLE, BASE], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], None, t_out=[0.0, 1.0],
                 drive_kind='throttle')
-    with pytest.raises(ConfigError, match="unknown drive_kind 'duty'"):
+    with pytest.raises(ConfigError, match="unknown drive command kind 'duty'"):
         Car(THROTTLE, drive_kind='duty')
 
 

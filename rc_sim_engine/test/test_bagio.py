@@ -91,8 +91,14 @@ def test_existing_output_needs_force(tmp_path: Path, result) -> None:
     out.mkdir()
     with pytest.raises(OutputError, match='exists already'), BagWriter(out):
         pass
-    with BagWriter(out, force=True) as bag:
-        write_sim_result(bag, result)
+    # issue 28: --force replaces only what the command writes, not a directory it did not make
+    with pytest.raises(OutputError, match='not a bag'), BagWriter(out, force=True):
+        pass
+    assert out.is_dir()
+    out.rmdir()
+    for _ in range(2):  # a bag (the first run's) is replaced
+        with BagWriter(out, force=True) as bag:
+            write_sim_result(bag, result)
     assert (out / 'run.db3').is_file()
 
 

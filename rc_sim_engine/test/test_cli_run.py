@@ -92,9 +92,17 @@ def test_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert 'exists already' in error_of(capsys, '--scenario', 'line', '--duration', '1',
                                         '--out', str(out))
     assert (out / 'old.txt').exists()
-    assert run('--scenario', 'line', '--duration', '1', '--out', str(out), '--no-plots',
-               '--force') == 0
-    assert not (out / 'old.txt').exists() and (out / 'run.db3').is_file()
+    # issue 28: --force replaces a bag, never a directory of other files
+    assert 'not a bag (no metadata.yaml): --force does not replace it' in error_of(
+        capsys, '--scenario', 'line', '--duration', '1', '--out', str(out), '--no-plots',
+        '--force')
+    assert (out / 'old.txt').read_text() == 'old'
+    (out / 'old.txt').unlink()
+    out.rmdir()
+    for _ in range(2):  # the second run replaces the first one's bag
+        assert run('--scenario', 'line', '--duration', '1', '--out', str(out), '--no-plots',
+                   '--force') == 0
+    assert (out / 'run.db3').is_file()
 
 
 def test_bag_without_cmd_vel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

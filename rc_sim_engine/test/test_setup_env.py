@@ -46,7 +46,7 @@ def sandbox(tmp_path: Path) -> dict[str, Path]:
 
 def _bash(script: str, box: dict[str, Path], **env: str) -> subprocess.CompletedProcess[str]:
     environ = {'PATH': f'{Path(sys.executable).parent}:/usr/bin:/bin', 'HOME': str(box['repo']),
-               'RC_SIM_VENV': str(box['venv']), **env}
+               'RC_SIM_VENV': str(box['venv']), 'RC_SIM_INSTALLER': 'pip', **env}
     return subprocess.run(['bash', '--noprofile', '--norc', '-c', script], cwd=box['repo'],
                           env=environ, capture_output=True, text=True, timeout=120)
 
@@ -106,3 +106,41 @@ def test_a_failing_pip_returns_non_zero_and_writes_no_stamp(sandbox: dict[str, P
     assert not list(sandbox['venv'].glob('.rc_sim_setup*'))
     assert _bash('. scripts/setup_env.sh', sandbox).returncode == 0  # retried next time
     assert list(sandbox['venv'].glob('.rc_sim_setup*'))
+
+
+def _fake_uv(box: dict[str, Path], status: int = 0) -> Path:
+    """A uv in the fake venv that logs its arguments (and fails with ``status``)."""
+    uv = box['venv'] / 'bin' / 'uv'
+    uv.write_text(f'#!/bin/sh\necho "uv $*" >> {box["log"]}\nexit {status}\n')
+    uv.chmod(0o755)
+    return uv
+
+
+def test_uv_installs_when_it_is_there(sandbox: dict[str, Path]) -> None:
+    _fake_uv(sandbox)
+    out = _bash('. scripts/setup_env.sh', sandbox, RC_SIM_INSTALLER='uv')
+    assert out.returncode == 0, out.stderr
+    calls = sandbox['log'].read_text().splitlines()
+    assert calls[0].startswith('uv pip install -q --python ' + str(sandbox['venv']))
+    assert '--config-settings editable_mode=compat' in calls[0]
+    assert not any(c.startswith('pip ') for c in calls)  # pip not needed
+
+
+def test_a_failing_uv_falls_back_to_pip(sandbox: dict[str, Path]) -> None:
+    _fake_uv(sandbox, status=2)
+    out = _bash('. scripts/setup_env.sh', sandbox, RC_SIM_INSTALLER='uv')
+    assert out.returncode == 0 and 'trying pip' in out.stderr
+    calls = sandbox['log'].read_text().splitlines()
+    assert calls[0].startswith('uv pip install') and calls[1].startswith('pip install')
+
+
+def test_without_uv_pip_brings_it(sandbox: dict[str, Path]) -> None:
+    """No uv anywhere: pip installs uv into the venv first (here the fake pip does nothing, so
+    the packages go through pip)."""
+    out = _bash('. scripts/setup_env.sh', sandbox, RC_SIM_INSTALLER='uv',
+                PATH='/usr/bin:/bin:' + str(Path(sys.executable).parent))
+    calls = sandbox['log'].read_text().splitlines()
+    if any(c.startswith('uv ') for c in calls):  # pragma: no cover - a real uv on PATH
+        pytest.skip('a uv on PATH')
+    assert out.returncode == 0 and calls[0] == 'pip install -q uv'
+    assert calls[1].startswith('pip install -q -e ')

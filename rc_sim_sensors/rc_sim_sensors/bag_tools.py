@@ -216,9 +216,8 @@ def apply_errors_to_bag(
     Humble), in the input's storage unless ``storage`` (sqlite3 for a ROS 1 input).
     """
     bag_path, out_path = Path(bag), Path(out)
-    if out_path.resolve() == bag_path.resolve():
-        raise BagError(f'{out_path}: the output must differ from the input bag')
-    check_output_path(out_path, force=force)
+    # never over (or around, or inside) the input bag, with or without --force
+    check_output_path(out_path, force=force, kind='bag', inputs={'--bag': bag_path})
     if storage is not None and storage not in STORAGES:
         raise BagError(f'unknown storage {storage!r} (known: {", ".join(STORAGES)})')
     with open_bag(bag_path, skip_corrupt=skip_corrupt) as reader:
@@ -228,7 +227,7 @@ def apply_errors_to_bag(
         start = reader.start_ns or 0
         scans_in = others = bad = 0
         first_problem = ''
-        with BagWriter(out_path, storage=out_storage, force=force) as writer:
+        with BagWriter(out_path, storage=out_storage, force=force, finite=True) as writer:
             for name, info in reader.topics.items():
                 writer.add_topic(name, info.connections[0].msgtype,
                                  typestore=reader.ros2_typestore,

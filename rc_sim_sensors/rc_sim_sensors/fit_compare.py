@@ -22,10 +22,10 @@ from numpy.typing import NDArray
 from rc_sim_sensors.fit_estimators import SCALE_SE
 from rc_sim_sensors.lidar_config import LidarErrorConfig
 from rc_sim_sensors.scan_geometry import Scan
-from rc_sim_sensors.scan_pairs import robust_scale
 from rc_sim_sensors.scan_stats import ScanStats, direction_bins, scan_stats, static_residuals
 
-__all__ = ['Z_LIMIT', 'FigureComparison', 'compare_stats', 'figure_errors', 'offset_sd']
+__all__ = ['Z_LIMIT', 'FigureComparison', 'FrontBeam', 'compare_stats', 'figure_errors',
+           'front_beam', 'offset_sd']
 
 Z_LIMIT = 3.0
 _KINDS = ('valid', '+inf', '-inf', 'nan', 'below range_min', 'above range_max')
@@ -98,14 +98,58 @@ def figure_errors(scans: Sequence[Scan], stats: ScanStats, seed: int = 0,
     se['noise estimate'] = _noise_se(scans, bins, stats, rng, resamples)
     groups = [np.concatenate(v) for v in per_dir if v]
     if groups:
+        values = np.concatenate(groups).astype(np.float64)
+        gid = np.repeat(np.arange(len(groups)), [g.size for g in groups])
+        order = np.argsort(values, kind='stable')
+        values, gid = values[order], gid[order]
         picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
-        reps = np.array([np.percentile(np.concatenate([groups[i] for i in pick]), [1, 50, 99])
-                         for pick in picks])
+        reps = np.array([_weighted_percentiles(values, gid, np.bincount(pick,
+                                                                         minlength=len(groups)),
+                                               (1.0, 50.0, 99.0)) for pick in picks])
         spread = reps.std(axis=0, ddof=1)
     else:
         spread = np.full(3, math.nan)
     se['range p1'], se['range median'], se['range p99'] = (float(x) for x in spread)
     return se
+
+
+def _weighted_percentiles(values: NDArray[np.float64], gid: NDArray[np.int64],
+                          counts: NDArray[np.int64], q: tuple[float, ...]) -> NDArray[np.float64]:
+    """Percentiles of the sample that holds group g ``counts[g]`` times (a bootstrap over
+    groups without building it): ``values`` sorted ascending (``gid`` their groups), each
+    weighted by its group's count."""
+    w = counts[gid].astype(np.float64)
+    cw = np.cumsum(w)
+    total = cw[-1]
+    v = values
+    # the position (0 .. total - 1) of each percentile in the resampled, sorted sample
+    pos = np.array(q) / 100.0 * (total - 1)
+    lo = np.searchsorted(cw, np.floor(pos) + 1, side='left')
+    hi = np.searchsorted(cw, np.minimum(np.floor(pos) + 2, total), side='left')
+    frac = pos - np.floor(pos)
+    return (1.0 - frac) * v[np.minimum(lo, v.size - 1)] + frac * v[np.minimum(hi, v.size - 1)]
+
+
+def _weighted_robust_scale(a_sorted: NDArray[np.float64], x2_sorted: NDArray[np.float64],
+                           w: NDArray[np.float64], iterations: int = 8) -> float:
+    """:func:`~rc_sim_sensors.scan_pairs.robust_scale` of a sample in which reading i appears
+    w_i times (|x| sorted ascending in ``a_sorted``, x^2 alongside)."""
+    cw = np.cumsum(w)
+    total = cw[-1]
+    if total <= 0:
+        return math.nan
+    cq = np.cumsum(w * x2_sorted)
+    s = 1.4826 * float(a_sorted[min(int(np.searchsorted(cw, 0.5 * total)), a_sorted.size - 1)])
+    if s == 0.0:
+        s = math.sqrt(float(cq[-1]) / total)
+    for _ in range(iterations):
+        if s == 0.0:
+            break
+        k = int(np.searchsorted(a_sorted, 3.0 * s, side='left'))
+        if k == 0 or cw[k - 1] <= 0:
+            break
+        s = math.sqrt(float(cq[k - 1]) / float(cw[k - 1])) / 0.9865766
+    return s
 
 
 def _noise_se(scans: Sequence[Scan], bins: Sequence[NDArray[np.int64]], stats: ScanStats,
@@ -114,13 +158,20 @@ def _noise_se(scans: Sequence[Scan], bins: Sequence[NDArray[np.int64]], stats: S
     if not stats.noise_samples:
         return math.nan
     analytic = SCALE_SE * stats.noise_estimate / math.sqrt(stats.noise_samples)
-    residuals, directions, _ = static_residuals(scans, bins)
-    order = np.argsort(directions, kind='stable')
-    parts = np.split(residuals[order], np.nonzero(np.diff(directions[order]))[0] + 1)
-    if len(parts) < 2:
+    if stats.residuals is not None and stats.directions is not None:
+        residuals, directions = stats.residuals, stats.directions
+    else:
+        residuals, directions, _ = static_residuals(scans, bins)
+    groups, gid = np.unique(directions, return_inverse=True)
+    if groups.size < 2:
         return analytic
-    picks = rng.integers(0, len(parts), size=(resamples, len(parts)))
-    reps = [robust_scale(np.concatenate([parts[i] for i in pick])) for pick in picks]
+    a = np.abs(residuals)
+    order = np.argsort(a, kind='stable')
+    a_sorted, x2_sorted, g_sorted = a[order], a[order] ** 2, gid[order]
+    picks = rng.integers(0, groups.size, size=(resamples, groups.size))
+    reps = [_weighted_robust_scale(a_sorted, x2_sorted,
+                                   np.bincount(pick, minlength=groups.size)[g_sorted]
+                                   .astype(np.float64)) for pick in picks]
     return max(analytic, float(np.std(reps, ddof=1)))
 
 
@@ -164,3 +215,37 @@ def compare_stats(real: Sequence[Scan], simulated: Sequence[Scan], topic: str = 
     out = [FigureComparison(name, fa[name], fb[name], math.hypot(ea[name], eb[name]))
            for name in fa]
     return a, b, out
+
+
+@dataclass(frozen=True)
+class FrontBeam:
+    """The beam looking straight ahead (the valid reading nearest angle 0 of each scan):
+    mean and stddev of its range [m] over the scans that have one, how many do; and the
+    invalid fraction of all readings of the scans."""
+
+    mean: float
+    std: float
+    readings: int
+    invalid: float
+
+
+def front_beam(scans: Sequence[Scan]) -> FrontBeam:
+    """:class:`FrontBeam` of ``scans`` (a reading within half an increment of angle 0;
+    angles wrapped to a turn)."""
+    values: list[float] = []
+    invalid = total = 0
+    for s in scans:
+        total += s.beams
+        ok = s.valid()
+        invalid += int((~ok).sum())
+        if not s.beams:
+            continue
+        wrapped = np.mod(s.angles, 2.0 * math.pi)
+        gap = np.minimum(wrapped, 2.0 * math.pi - wrapped)
+        i = int(np.argmin(gap))
+        if gap[i] <= 0.5 * abs(s.angle_increment) + 1e-12 and ok[i]:
+            values.append(float(s.ranges[i]))
+    v = np.array(values)
+    return FrontBeam(float(v.mean()) if v.size else math.nan,
+                     float(v.std(ddof=1)) if v.size > 1 else math.nan, int(v.size),
+                     invalid / total if total else math.nan)

@@ -1,14 +1,15 @@
 """Outputs of ``rcsim lidar fit``: the fitted YAML, the printed summary and the report directory.
 
 The YAML is the format ``lidar apply --config`` reads (a flat LidarErrorConfig mapping) with a
-comment header saying where each value comes from. The report directory holds ``report.md``
-(estimates with standard errors and sample counts, static spans, real vs simulated ``lidar
-stats`` side by side), ``estimates.yaml`` (the same, machine-readable) and two plots.
+comment header saying where each value comes from. The report directory holds ``index.html``
+(the page to read: verdict, estimates in words, real vs simulated statistics, plots),
+``report.md`` (estimates with standard errors and sample counts, static spans, real vs simulated
+``lidar stats`` side by side), ``estimates.yaml`` (the same, machine-readable) and two plots.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
@@ -17,13 +18,19 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rc_sim_sensors.fit_compare import Z_LIMIT, FigureComparison, compare_stats
+from rc_sim_sensors.fit_compare import (
+    Z_LIMIT,
+    FigureComparison,
+    FrontBeam,
+    compare_stats,
+    front_beam,
+)
 from rc_sim_sensors.lidar_fit import UNOBSERVABLE, LidarFit, Span, simulate_like
 from rc_sim_sensors.scan_geometry import Scan
 from rc_sim_sensors.scan_stats import ScanStats
 
 __all__ = ['SpanComparison', 'compare_spans', 'fitted_yaml', 'parameter_errors', 'summary_lines',
-           'write_report']
+           'write_page', 'write_report']
 
 _MM = ('noise_stddev', 'bias_markov_stddev', 'range_resolution', 'noise estimate')
 _M = ('range p1', 'range median', 'range p99', 'depth_edge_threshold', 'range_dropout_start')
@@ -40,6 +47,9 @@ class SpanComparison:
     real: ScanStats
     simulated: ScanStats
     figures: list[FigureComparison]
+    #: the beam looking straight ahead, real and simulated (:func:`~rc_sim_sensors.fit_compare.
+    #: front_beam`)
+    front: tuple[FrontBeam, FrontBeam] | None = None
 
     @property
     def indistinguishable(self) -> bool:
@@ -65,22 +75,31 @@ def parameter_errors(fit: LidarFit, scans: Sequence[Scan]) -> dict[str, float]:
             'noise estimate': math.hypot(se0, median * sek)}
 
 
-def compare_spans(fit: LidarFit, seed: int = 0) -> list[SpanComparison]:
+def compare_spans(fit: LidarFit, seed: int = 0,
+                  progress: Callable[[str, float, float], None] | None = None,
+                  ) -> list[SpanComparison]:
     """Simulate every static span with the fitted config and compare the stats figures (the
-    simulated figures carry the fit's own uncertainty, :func:`parameter_errors`)."""
+    simulated figures carry the fit's own uncertainty, :func:`parameter_errors`);
+    ``progress(stage, done, total)`` is called span by span."""
     simulated = simulate_like(fit, seed=seed)
     out = []
-    for span, real, sim in zip(fit.spans, fit.span_scans, simulated):
+    for i, (span, real, sim) in enumerate(zip(fit.spans, fit.span_scans, simulated)):
+        if progress is not None:
+            progress('checking the fit', i, len(fit.spans))
         a, b, figures = compare_stats(real, sim, f'{span.recording} {span.start:.1f}-'
                                       f'{span.end:.1f} s', seed, fit.config,
                                       parameter_errors(fit, real))
-        out.append(SpanComparison(span, a, b, figures))
+        out.append(SpanComparison(span, a, b, figures, (front_beam(real), front_beam(sim))))
+    if progress is not None:
+        progress('checking the fit', len(fit.spans), len(fit.spans))
     return out
 
 
 def _fmt(name: str, value: float) -> str:
     if not math.isfinite(value):
         return 'n/a'
+    if name == 'azimuth_jitter_stddev':
+        return f'{value * 1000:.3g} mrad'
     if name in _M:
         return f'{value:.3f} m'
     if name in _MM or name.endswith('_stddev'):
@@ -116,6 +135,11 @@ def summary_lines(fit: LidarFit, comparisons: Sequence[SpanComparison]) -> list[
             flag = '' if f.indistinguishable else f'   <- |z| > {Z_LIMIT:g}'
             lines.append(f'  {f.figure:18s} real {_fmt(f.figure, f.real):>10s}   simulated '
                          f'{_fmt(f.figure, f.simulated):>10s}   z {f.z:+.2f}{flag}')
+        if c.front is not None and c.front[0].readings > 1:
+            r, m = c.front
+            lines.append(f'  front beam         real {r.mean:.4f} m +- {r.std * 1000:.2f} mm   '
+                         f'simulated {m.mean:.4f} m +- {m.std * 1000:.2f} mm '
+                         f'({r.readings} / {m.readings} scans)')
     bad = [c for c in comparisons if not c.indistinguishable]
     lines.append('verdict: simulated scans are statistically indistinguishable from the real '
                  f'ones on every lidar stats figure (|z| <= {Z_LIMIT:g})' if not bad else
@@ -155,14 +179,20 @@ def _estimates_data(fit: LidarFit, comparisons: Sequence[SpanComparison]) -> dic
                                  for r in fit.ramps],
         'comparison': [{'span': _span_text(c.span), 'figures': {
             f.figure: {'real': num(f.real), 'simulated': num(f.simulated), 'se': num(f.se),
-                       'z': num(f.z)} for f in c.figures}} for c in comparisons],
+                       'z': num(f.z)} for f in c.figures},
+            'front_beam': None if c.front is None else {
+                side: {'mean_m': num(b.mean), 'std_m': num(b.std), 'scans': b.readings,
+                       'invalid_fraction': num(b.invalid)}
+                for side, b in zip(('real', 'simulated'), c.front)}} for c in comparisons],
     }
 
 
 def write_report(directory: Path, fit: LidarFit, comparisons: Sequence[SpanComparison],
-                 sources: Sequence[str]) -> None:
-    """report.md, estimates.yaml, noise_vs_range.png and static_spans.png in ``directory``
-    (an existing, empty directory: the caller makes it atomic)."""
+                 sources: Sequence[str], *, seed: int | None = None,
+                 out_yaml: str | None = None) -> None:
+    """report.md, estimates.yaml, noise_vs_range.png, static_spans.png and index.html (the
+    page to read: :func:`write_page`) in ``directory`` (an existing, empty directory: the caller
+    makes it atomic)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / 'estimates.yaml').write_text(
         yaml.safe_dump(_estimates_data(fit, comparisons), sort_keys=False), encoding='utf-8')
@@ -176,6 +206,81 @@ def write_report(directory: Path, fit: LidarFit, comparisons: Sequence[SpanCompa
               '', '![noise](noise_vs_range.png)', '![static](static_spans.png)', '']
     (directory / 'report.md').write_text('\n'.join(lines), encoding='utf-8')
     _plots(directory, fit)
+    write_page(directory, fit, comparisons, sources, seed=seed, out_yaml=out_yaml)
+
+
+def _words(name: str) -> str:
+    """What an estimated key means, in words (the config field's description)."""
+    from rc_sim_sensors.lidar_config import config_fields
+
+    docs = {f.name: str(f.metadata.get('doc', '')) for f in config_fields()}
+    doc = docs.get(name, '').split('. ')[0].rstrip('.')
+    return f'{doc} ({name})' if doc else name.replace('_', ' ')
+
+
+def _user(name: str, value: float) -> str:
+    text = _fmt(name, value)
+    return 'not available' if text == 'n/a' else text
+
+
+def write_page(directory: Path, fit: LidarFit, comparisons: Sequence[SpanComparison],
+               sources: Sequence[str], *, seed: int | None = None,
+               out_yaml: str | None = None) -> Path:
+    """``index.html`` of the report directory: verdict, estimates in words, the real against
+    simulated statistics, the noise by range, the plots."""
+    from rc_sim_sensors.lidar_pages import write_fit_page
+
+    bad = [c for c in comparisons if not c.indistinguishable]
+    if not comparisons:
+        verdict, ok = 'No still span was found: nothing could be checked.', False
+    elif not bad:
+        verdict, ok = (f'The simulated scans match the real ones: on all {len(comparisons)} '
+                       f'still span{"s" if len(comparisons) > 1 else ""}, every statistic is '
+                       f'within {Z_LIMIT:g} standard errors.'), True
+    else:
+        verdict, ok = (f'{len(bad)} of {len(comparisons)} still spans differ from the '
+                       f'simulation on some statistic (more than {Z_LIMIT:g} standard errors; '
+                       'marked in the table below).'), False
+    estimates = []
+    for name, e in fit.estimates.items():
+        value = _user(name, e.value)
+        if math.isfinite(e.se) and e.se > 0:
+            value += f' ± {_user(name, e.se)}'
+        estimates.append([_words(name), value, f'{e.samples:,}', e.note])
+    comparison = _comparison_rows(comparisons)
+    noise = [[f'{b.lo:.2f}-{b.hi:.2f} m', f'{b.sigma * 1000:.2f} mm',
+              f'{b.se * 1000:.2f} mm' if math.isfinite(b.se) else 'not available', f'{b.n:,}']
+             for b in fit.noise_bins]
+    spans = [[s.recording, f'{s.first}-{s.last}', f'{s.scans:,}',
+              f'{s.start:.2f}-{s.end:.2f} s'] for s in fit.spans]
+    return write_fit_page(directory, sources=sources, verdict=verdict, verdict_ok=ok,
+                          estimates=estimates, spans=spans, comparison=comparison, noise=noise,
+                          seed=seed, out_yaml=out_yaml)
+
+
+def _comparison_rows(comparisons: Sequence[SpanComparison]) -> list[list[str]]:
+    """One row per statistic over every span: real and simulated (their range over the
+    spans), the largest difference in standard errors and the spans that differ; statistics
+    that are zero everywhere are left out."""
+    rows = []
+    names = [f.figure for f in comparisons[0].figures] if comparisons else []
+    for k, name in enumerate(names):
+        figs = [c.figures[k] for c in comparisons]
+        values = [v for f in figs for v in (f.real, f.simulated)]
+        if all(v == 0 for v in values):
+            continue
+
+        def spread(xs: list[float], name: str = name) -> str:
+            lo, hi = min(xs), max(xs)
+            return _user(name, lo) if lo == hi else f'{_user(name, lo)} to {_user(name, hi)}'
+
+        finite = [f for f in figs if math.isfinite(f.z)]
+        worst = max(finite, key=lambda f: abs(f.z)) if finite else None
+        differ = sum(1 for f in figs if not f.indistinguishable)
+        rows.append([name, spread([f.real for f in figs]), spread([f.simulated for f in figs]),
+                     f'{worst.z:+.2f}' if worst is not None else 'not available',
+                     f'{differ} of {len(figs)}' if differ else 'none'])
+    return rows
 
 
 def _plots(directory: Path, fit: LidarFit) -> None:
@@ -184,7 +289,7 @@ def _plots(directory: Path, fit: LidarFit) -> None:
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(9, 5))  # 900 x 500 pixels: readable at 100 %
     x = np.array([b.mean_range for b in fit.noise_bins])
     ax.errorbar(x, [b.sigma * 1000 for b in fit.noise_bins],
                 yerr=[b.se * 1000 for b in fit.noise_bins], fmt='o', label='range bins')
@@ -197,17 +302,17 @@ def _plots(directory: Path, fit: LidarFit) -> None:
     fig.tight_layout()
     fig.savefig(directory / 'noise_vs_range.png', dpi=100)
     plt.close(fig)
-    fig, axes = plt.subplots(len(fit.traces), 1, figsize=(7, 2.5 * len(fit.traces)),
+    fig, axes = plt.subplots(len(fit.traces), 1, figsize=(9, 1 + 2.8 * len(fit.traces)),
                              squeeze=False)
     for ax, trace in zip(axes[:, 0], fit.traces):
         ax.semilogy(trace.time, trace.raw * 1000, '.', label='raw scan-to-scan')
         ax.semilogy(trace.time, trace.compensated * 1000, '.', label='motion-compensated')
         for span in (s for s in fit.spans if s.recording == trace.recording):
             ax.axvspan(span.start, span.end, alpha=0.2, color='green')
-        ax.set_title(trace.recording, fontsize=9)
+        ax.set_title(trace.recording, fontsize=11)
         ax.set_ylabel('scale [mm]')
     axes[-1, 0].set_xlabel('time [s] (static spans shaded)')
-    axes[0, 0].legend(fontsize=8)
+    axes[0, 0].legend(fontsize=10)
     fig.tight_layout()
     fig.savefig(directory / 'static_spans.png', dpi=100)
     plt.close(fig)

@@ -15,6 +15,7 @@ every reading below ``range_min`` (including 0) is invalid too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 from typing import Any
@@ -28,7 +29,11 @@ __all__ = [
     'ANGLE_MIN_LIMIT',
     'BEAM_LIMIT_VARIABLE',
     'DEFAULT_MAX_SCAN_BEAMS',
+    'GridSpec',
     'Scan',
+    'ScanGrid',
+    'bin_scans',
+    'grid_spec',
     'incidence_from_ranges',
     'invalid_kinds',
     'max_scan_beams',
@@ -197,3 +202,177 @@ def incidence_from_ranges(ranges: NDArray[Any], angle_increment: float,
     have = np.isfinite(slope) & np.isfinite(r) & (r > 0)
     alpha[have] = np.arctan(np.abs(slope[have]) / r[have])
     return alpha
+
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """An angular grid: direction j at ``origin + j * increment`` [rad], ``count`` directions,
+    wrapping when ``full_circle``; ``fixed``: the beam grid of scans that all share it."""
+
+    origin: float
+    increment: float
+    count: int
+    full_circle: bool
+    fixed: bool
+
+    @property
+    def angles(self) -> F64:
+        """Angle of each direction [rad]."""
+        return self.origin + self.increment * np.arange(self.count, dtype=np.float64)
+
+    def index(self, angles: F64) -> F64:
+        """Fractional direction index of ``angles`` (wrapped to [0, count) on a full turn)."""
+        x = (np.asarray(angles, dtype=np.float64) - self.origin) / self.increment
+        return np.mod(x, self.count) if self.full_circle else x
+
+
+def _closes_circle(beams: int, increment: float) -> bool:
+    """B |increment| covers a turn up to 1.5 increments (drivers that bin a turn leave the
+    last partial bin out)."""
+    return beams * abs(increment) >= _TWO_PI - 1.5 * abs(increment)
+
+
+def grid_spec(scans: Sequence[Scan]) -> GridSpec:
+    """The common grid of a recording's scans: their beam grid when they all share it;
+    otherwise spacing = the median increment (adjusted to close a full turn when the scans
+    cover one: directions then wrap), origin 0 on a full turn, else the smallest angle."""
+    if not scans:
+        raise ValueError('grid_spec needs at least one scan')
+    first = scans[0]
+    if all(s.geometry == first.geometry for s in scans):
+        return GridSpec(first.angle_min, first.angle_increment, first.beams, first.full_circle,
+                        True)
+    inc = float(np.median([s.angle_increment for s in scans]))
+    full = bool(np.mean([_closes_circle(s.beams, s.angle_increment) for s in scans]) > 0.5)
+    if full:
+        count = max(round(_TWO_PI / abs(inc)), 1)
+        return GridSpec(0.0, math.copysign(_TWO_PI / count, inc), count, True, False)
+    ends = [(s.angle_min, s.angle_min + s.angle_increment * (s.beams - 1))
+            for s in scans if s.beams]
+    lo = min(min(a, b) for a, b in ends)
+    hi = max(max(a, b) for a, b in ends)
+    origin = lo if inc > 0 else hi
+    return GridSpec(origin, inc, max(round((hi - lo) / abs(inc)) + 1, 1), False, False)
+
+
+@dataclass(frozen=True)
+class ScanGrid:
+    """Scans on one :class:`GridSpec`; arrays are (scans K, directions N).
+
+    ``beam`` is the scan's beam nearest each direction (-1: none within half an increment),
+    ``present`` marks directions that have one, ``valid`` those whose nearest beam is valid.
+    ``ranges`` [m]: the range at the direction (NaN unless valid): between the scan's two beams
+    around it when both are valid and on one surface (1/r interpolation: a plane to inc^2 / 8
+    relative; ``variance``: its variance in units of one reading's, (1 - f)^2 + f^2 on a
+    surface facing the sensor), else the nearest beam's reading (``variance`` 1), reported
+    ``offset`` [rad] from the direction (0 when interpolated and on a fixed grid).
+    ``intensity``: the nearest beam's (NaN: none).
+    """
+
+    spec: GridSpec
+    ranges: F64
+    present: NDArray[np.bool_]
+    valid: NDArray[np.bool_]
+    offset: F64
+    beam: NDArray[np.int64]
+    intensity: F64 | None
+    stamps: F64
+    variance: F64
+
+    @property
+    def scans(self) -> int:
+        """Scans K."""
+        return int(self.ranges.shape[0])
+
+    def rows(self, first: int, last: int) -> ScanGrid:
+        """Scans ``first..last`` (inclusive) on the same grid."""
+        part = slice(first, last + 1)
+        return ScanGrid(self.spec, self.ranges[part], self.present[part], self.valid[part],
+                        self.offset[part], self.beam[part],
+                        None if self.intensity is None else self.intensity[part],
+                        self.stamps[part], self.variance[part])
+
+
+def bin_scans(scans: Sequence[Scan], spec: GridSpec | None = None) -> ScanGrid:
+    """``scans`` resampled on ``spec`` (default: :func:`grid_spec` of the scans), direction by
+    direction from the beams around it (:class:`ScanGrid`); on their own fixed grid the beams
+    as they are."""
+    spec = spec or grid_spec(scans)
+    k_all, count = len(scans), spec.count
+    stamps = np.array([s.stamp for s in scans], dtype=np.float64)
+    has_intensity = any(s.intensities is not None for s in scans)
+    if spec.fixed:
+        if not scans:
+            empty = np.zeros((0, count))
+            return ScanGrid(spec, empty, empty.astype(bool), empty.astype(bool), empty,
+                            empty.astype(np.int64), None, stamps, empty)
+        raw = np.stack([s.ranges for s in scans]).astype(np.float64)
+        valid = valid_mask(raw, 0.0, math.inf)
+        limits = np.array([(s.range_min, s.range_max) for s in scans])
+        with np.errstate(invalid='ignore'):
+            valid &= (raw >= limits[:, :1]) & (raw <= limits[:, 1:])
+        inten = None
+        if has_intensity:
+            inten = np.stack([np.asarray(s.intensities, dtype=np.float64)
+                              if s.intensities is not None else np.full(count, np.nan)
+                              for s in scans])
+        return ScanGrid(spec, np.where(valid, raw, np.nan), np.ones((k_all, count), dtype=bool),
+                        valid, np.zeros((k_all, count)),
+                        np.tile(np.arange(count, dtype=np.int64), (k_all, 1)), inten, stamps,
+                        np.ones((k_all, count)))
+    ranges = np.full((k_all, count), np.nan)
+    present = np.zeros((k_all, count), dtype=bool)
+    valid = np.zeros((k_all, count), dtype=bool)
+    offset = np.zeros((k_all, count))
+    variance = np.ones((k_all, count))
+    beam = np.full((k_all, count), -1, dtype=np.int64)
+    inten = np.full((k_all, count), np.nan) if has_intensity else None
+    theta = spec.angles
+    for k, s in enumerate(scans):
+        n = s.beams
+        if not n:
+            continue
+        x = (theta - s.angle_min) / s.angle_increment  # fractional beam index
+        if spec.full_circle:
+            x = np.mod(x, _TWO_PI / abs(s.angle_increment))
+        nearest = np.rint(x).astype(np.int64)
+        wrapped = spec.full_circle & (nearest >= n) & (x - (n - 1) > 0.5 * (
+            _TWO_PI / abs(s.angle_increment) - (n - 1)))
+        nearest = np.where(wrapped, 0, nearest)
+        inside = (nearest >= 0) & (nearest < n)
+        nearest = np.clip(nearest, 0, n - 1)
+        delta = np.where(wrapped, x - _TWO_PI / abs(s.angle_increment), x - nearest)
+        inside &= np.abs(delta) <= 0.5 + 1e-9
+        ok = s.valid()
+        r = np.where(ok, s.ranges.astype(np.float64), np.nan)
+        present[k] = inside
+        valid[k] = inside & ok[nearest]
+        beam[k] = np.where(inside, nearest, -1)
+        raw = np.where(valid[k], r[nearest], np.nan)
+        # between the two beams around the direction, on one surface: 1/r interpolation
+        # (a plane to inc^2 / 8 relative), variance (1 - f)^2 + f^2 of one reading's
+        i0 = np.floor(x).astype(np.int64)
+        f = x - i0
+        i1 = i0 + 1
+        if spec.full_circle:
+            i1 = np.where(i1 >= n, 0, i1)
+        pair = inside & (i0 >= 0) & (i0 < n) & (i1 >= 0) & (i1 < n) & (f > 0)
+        pair &= ~(spec.full_circle & (i0 == n - 1) & (i1 == 0) & (
+            _TWO_PI / abs(s.angle_increment) - (n - 1) > 1.5))
+        i0c, i1c = np.clip(i0, 0, n - 1), np.clip(i1, 0, n - 1)
+        gap = np.where(i1c == i0c + 1, 1.0, _TWO_PI / abs(s.angle_increment) - (n - 1))
+        frac = np.clip(f / np.maximum(gap, 1e-9), 0.0, 1.0)
+        r0, r1 = r[i0c], r[i1c]
+        with np.errstate(invalid='ignore', divide='ignore'):
+            blend = pair & (np.abs(r1 - r0) <= 0.03 + 0.1 * np.minimum(r0, r1))
+            between = 1.0 / ((1.0 - frac) / r0 + frac / r1)
+        ranges[k] = np.where(blend, between, raw)
+        offset[k] = np.where(blend | ~inside, 0.0, -delta * s.angle_increment)
+        with np.errstate(invalid='ignore', divide='ignore'):  # d between / d r_i
+            w0, w1 = (1.0 - frac) * (between / r0) ** 2, frac * (between / r1) ** 2
+        variance[k] = np.where(blend, w0 * w0 + w1 * w1, 1.0)
+        if inten is not None and s.intensities is not None:
+            inten[k] = np.where(inside, np.asarray(s.intensities, dtype=np.float64)[nearest],
+                                np.nan)
+    return ScanGrid(spec, ranges, present, valid, offset, beam, inten, stamps, variance)

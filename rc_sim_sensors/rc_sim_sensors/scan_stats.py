@@ -17,7 +17,7 @@ No figure is ever NaN in the printed text: undefined figures print as n/a.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 
 import numpy as np
@@ -60,6 +60,9 @@ class ScanStats:
     range_median: float
     range_p99: float
     skipped: int = 0
+    #: the noise estimate's residuals and their directions (for its standard error)
+    residuals: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
+    directions: NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     def lines(self) -> list[str]:
         """Human-readable report (undefined figures print as n/a)."""
@@ -154,7 +157,7 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
     usually = valid_per * 2 > total_per
     dropout = (float(1.0 - valid_per[usually].sum() / total_per[usually].sum())
                if usually.any() else math.nan)
-    residuals, _, still = static_residuals(scans, bins, max_pairs)
+    residuals, directions, still = static_residuals(scans, bins, max_pairs)
     noise = robust_scale(residuals) if residuals.size else math.nan
     valid_values = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
     pct = (np.percentile(valid_values, [1, 50, 99]) if valid_values.size
@@ -180,4 +183,4 @@ def scan_stats(scans: Sequence[Scan], topic: str, *, skipped: int = 0,
         high_fraction=frac('high'), dropout_estimate=dropout, noise_estimate=noise,
         noise_pairs=still, noise_samples=int(residuals.size), pairs=max(len(scans) - 1, 0),
         range_p01=float(pct[0]), range_median=float(pct[1]), range_p99=float(pct[2]),
-        skipped=skipped)
+        skipped=skipped, residuals=residuals, directions=directions)

@@ -91,7 +91,10 @@ def test_ideal_preset_copies_the_bag_unchanged(tmp_path, storage):
     assert rcsim('lidar', 'apply', '--bag', str(bag), '--out', str(out), '--preset', 'ideal',
                  '--topic', '/scan_raw') == 0
     ext = 'mcap' if storage == 'mcap' else 'db3'
-    assert sorted(p.name for p in out.iterdir()) == sorted(['metadata.yaml', f'out.{ext}'])
+    # the bag's files, beside its summary page (index.html and its pictures)
+    files = sorted(p.name for p in out.iterdir() if p.suffix not in ('.html', '.png'))
+    assert files == sorted(['metadata.yaml', f'out.{ext}'])
+    assert (out / 'index.html').is_file()
     assert f'- out.{ext}' in (out / 'metadata.yaml').read_text()
     assert 'version: 8' in (out / 'metadata.yaml').read_text()
     a, b = read_all(bag), read_all(out)
@@ -168,8 +171,16 @@ def test_refuses_to_overwrite_without_force(tmp_path, capsys):
     err = capsys.readouterr().err
     assert 'exists already (use --force to overwrite)' in err and err.count('\n') == 1
     assert (out / 'keep.txt').exists()
-    assert rcsim(*args, '--force') == 0
-    assert not (out / 'keep.txt').exists()
+    # issue 28: --force replaces only a bag, never a directory of other files
+    assert rcsim(*args, '--force') == 2
+    err = capsys.readouterr().err
+    assert 'not a bag (no metadata.yaml): --force does not replace it' in err
+    assert err.count('\n') == 1
+    assert (out / 'keep.txt').read_text() == 'x'
+    (out / 'keep.txt').unlink()
+    out.rmdir()
+    assert rcsim(*args) == 0
+    assert rcsim(*args, '--force') == 0  # the bag it wrote is replaced
     assert (out / 'metadata.yaml').exists()
 
 

@@ -6,7 +6,10 @@ Thin shell over :class:`rc_sim_control.ackermann.BridgeState` (Ackermann split):
 the rear wheel speeds on ``joint_commands/rear_{left,right}_wheel`` (std_msgs/Float64, mapped to
 the gz JointPositionController / JointController by config/bridge.yaml). The wheel speed falls to
 0 after ``command_timeout`` s without ``rear_wheel_speed``; non-finite inputs are dropped with a
-throttled warning naming the topic and the count (:mod:`rc_sim_control.node_checks`).
+throttled warning naming the topic and the count (:mod:`rc_sim_control.node_checks`). A throttle
+or acceleration car (``drive.drive_model``) gets the speed of its drive model, integrated here
+from the target wheel speed (:mod:`rc_sim_control.drive_twin`); a normalised-servo car's angle
+stays within its map's ends.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from rc_sim_control.ackermann import BridgeState
+from rc_sim_control.drive_twin import drive_twin_of
 from rc_sim_control.node_checks import DropCounter, finite_problem
 from rc_sim_control.node_params import JOINT_COMMAND_TOPICS, bridge_config, bridge_specs
 from rc_sim_control.nodes._common import now_seconds, retime, setup_parameters, vehicle_params
@@ -32,6 +36,7 @@ class RearWheelSpeedBridge(Node):
     def __init__(self) -> None:
         super().__init__('rear_wheel_speed_bridge')
         vehicle = vehicle_params(self)
+        self._vehicle = vehicle
         self._specs = bridge_specs(vehicle)
         self._state: BridgeState | None = None
         self._timer: Any = None
@@ -46,7 +51,7 @@ class RearWheelSpeedBridge(Node):
     def _apply(self, values: dict[str, Any]) -> None:
         config = bridge_config(values)
         if self._state is None:
-            self._state = BridgeState(config)
+            self._state = BridgeState(config, **drive_twin_of(self._vehicle))
         else:
             self._state.config = config  # held commands and timing are kept
         rate = float(values['publish_rate'])

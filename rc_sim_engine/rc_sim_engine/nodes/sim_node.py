@@ -4,7 +4,12 @@ Publishes what ``rcsim run`` writes into its bags, each message at its own simul
 rate: ``/clock``, ``/odom`` (ground truth) and ``/tf`` (odom -> base_link) at ``command_rate``,
 ``/imu``, ``/joint_states``, ``/scan_raw`` (ideal) and, with the ``lidar_errors`` parameter,
 ``/scan``. Subscribes ``/steering_angle`` and ``/rear_wheel_speed`` (std_msgs/Float64, the mapper
-outputs) and, with ``use_cmd_vel``, ``/cmd_vel`` through the control core's mapper. With
+outputs; a normalised-servo or throttle car takes them through its own code's chain: the inverse
+of its servo map, its speed controller) and, with ``use_cmd_vel``, ``/cmd_vel`` through the
+control core's mapper. With ``recording`` (a recording description) it drives the car with the
+command topics that names instead, as the real car takes them: its own steering, drive and
+deadman topics (std_msgs Float32/Float64, ``raw_command_type``), so on-car code and recorded
+bags drive the twin unchanged; or an Ackermann command, or a twist on the named topic. With
 ``num_cars`` > 1 every car has these topics under ``car_<i>/`` and frames ``car_<i>/odom``,
 ``car_<i>/base_link``, ``car_<i>/laser``... (as the bags of ``rcsim run --cars``); ``/clock``
 and ``/tf`` are shared; each lidar sees the other cars and cars collide with each other.
@@ -20,6 +25,7 @@ control period waits for that period's command. Header stamps are sim time, so c
 import math
 import time
 
+from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
@@ -27,7 +33,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState, LaserScan
-from std_msgs.msg import Float64
+from std_msgs.msg import Float32, Float32MultiArray, Float64, Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
 from rc_sim_description.nodes.parameters import declare_typed
@@ -46,12 +52,14 @@ from rc_sim_engine.live import (
     lockstep_waits_for,
     node_parameter_problem,
 )
-from rc_sim_engine.node_inputs import CommandInputs, Throttle
+from rc_sim_engine.node_inputs import CommandInputs, RawInputs, Throttle, raw_commands, raw_value
 
 MESSAGE_TYPES = {'rosgraph_msgs/msg/Clock': ClockMsg, 'tf2_msgs/msg/TFMessage': TFMessage,
                  'nav_msgs/msg/Odometry': Odometry, 'sensor_msgs/msg/Imu': Imu,
                  'sensor_msgs/msg/JointState': JointState,
                  'sensor_msgs/msg/LaserScan': LaserScan}
+RAW_MESSAGES = {('Float32', False): Float32, ('Float64', False): Float64,
+                ('Float32', True): Float32MultiArray, ('Float64', True): Float64MultiArray}
 QOS_DEPTH = 10  # commands in: reliable, volatile (as the ros_gz_bridge subscribes)
 # out: reliable, volatile, deep enough for a burst: a time-compressed run publishes up to
 # BURST_S of sim time at once (50 /clock and IMU messages, 20 scans), and a KEEP_LAST writer
@@ -80,9 +88,17 @@ class SimNode(Node):
         self._throttle = Throttle()
         self._mapper_mode = values['mapper_mode']
         self._cmd_vel = bool(values['use_cmd_vel'])
-        self._gate = (LockstepGate(('cmd_vel',) if self._cmd_vel
-                                   else ('steering_angle', 'rear_wheel_speed'))
-                      if values['lockstep'] else None)
+        self._raw = raw_commands(values['recording']) if values['recording'] else None
+        raw_roles = self._raw.roles if self._raw is not None else ()
+        self._raw_inputs = [RawInputs(self._raw) for _ in self._ns] if self._raw else []
+        mapper_topics = 'steering' not in raw_roles  # raw steering + drive replace them
+        if self._raw is not None:
+            inputs = self._raw.lockstep_inputs
+        elif self._cmd_vel:
+            inputs = ('cmd_vel',)
+        else:
+            inputs = ('steering_angle', 'rear_wheel_speed')
+        self._gate = LockstepGate(inputs) if values['lockstep'] else None
         if self._gate is not None and self.sim.n > 1:
             from rc_sim_description.errors import ConfigError
 
@@ -90,16 +106,20 @@ class SimNode(Node):
         self._period = 1.0 / float(values['command_rate'])
         self._command_subs = {}  # the lockstep inputs' subscriptions by resolved topic
         for i, ns in enumerate(self._ns):
-            subs = {'steering_angle': self.create_subscription(
-                        Float64, _name(ns, 'steering_angle'),
-                        lambda msg, i=i: self._on_steering(i, msg), QOS_DEPTH),
-                    'rear_wheel_speed': self.create_subscription(
-                        Float64, _name(ns, 'rear_wheel_speed'),
-                        lambda msg, i=i: self._on_wheel_speed(i, msg), QOS_DEPTH)}
+            subs = {}
+            if mapper_topics:
+                subs['steering_angle'] = self.create_subscription(
+                    Float64, _name(ns, 'steering_angle'),
+                    lambda msg, i=i: self._on_steering(i, msg), QOS_DEPTH)
+                subs['rear_wheel_speed'] = self.create_subscription(
+                    Float64, _name(ns, 'rear_wheel_speed'),
+                    lambda msg, i=i: self._on_wheel_speed(i, msg), QOS_DEPTH)
             if self._cmd_vel:
                 subs['cmd_vel'] = self.create_subscription(
                     Twist, _name(ns, 'cmd_vel'), lambda msg, i=i: self._on_cmd_vel(i, msg),
                     QOS_DEPTH)
+            if self._raw is not None:
+                subs.update(self._raw_subscriptions(i, ns, values['raw_command_type']))
             if self._gate is not None:
                 self._command_subs = {subs[name].topic_name: subs[name]
                                       for name in self._gate.inputs}
@@ -148,6 +168,57 @@ class SimNode(Node):
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ commands
+    def _raw_subscriptions(self, i, ns, width):
+        """Car i's subscriptions of the recording description's command topics (under its
+        namespace among several cars), by role."""
+        subs = {}
+        for topic in self._raw.topics:
+            name = topic.topic if not ns else _name(ns, topic.topic.lstrip('/'))
+            if topic.role == 'command':
+                msgtype, callback = AckermannDriveStamped, self._on_ackermann
+            elif topic.role == 'cmd_vel':
+                msgtype, callback = Twist, self._on_cmd_vel
+            else:
+                msgtype = RAW_MESSAGES[(width, topic.index is not None)]
+                callback = self._on_raw_callback(topic)
+            subs[topic.role] = self.create_subscription(
+                msgtype, name, lambda msg, i=i, cb=callback: cb(i, msg), QOS_DEPTH)
+        return subs
+
+    def _on_raw_callback(self, topic):
+        def on_raw(i, msg):
+            value, problem = raw_value(msg.data, topic.index)
+            inputs = self._raw_inputs[i]
+            line = inputs.take(topic, value, problem)
+            if line:
+                return self._dropped(i, topic.topic, line)
+            if self._gate is not None:
+                if topic.role in self._gate.inputs:
+                    self._gate.offer(topic.role, value)
+                    return self._lockstep()
+                return None  # the deadman acts when the next period is taken
+            steering, drive = inputs.commands()
+            n = self.sim.n
+            self.sim.command(car_vector(n, i, steering), car_vector(n, i, drive))
+            return None
+        return on_raw
+
+    def _on_ackermann(self, i, msg):
+        """An Ackermann command: steering angle [rad] and speed [m/s] (as a wheel speed)."""
+        drive = msg.drive
+        angle, speed = float(drive.steering_angle), float(drive.speed)
+        topic = next(t.topic for t in self._raw.topics if t.role == 'command')
+        line = self._inputs[i].ackermann(topic, speed, angle)
+        if line:
+            return self._dropped(i, topic, line)
+        wheel = speed / self.sim.params[i].effective_wheel_radius
+        if self._gate is not None:
+            self._gate.offer('command', angle, wheel)
+            return self._lockstep()
+        n = self.sim.n
+        self.sim.command(car_vector(n, i, angle), car_vector(n, i, wheel))
+        return None
+
     def _dropped(self, i, topic, line):
         """One warning per second and topic (the line counts the drops)."""
         if self._throttle.due(f'{self._ns[i]}/{topic}'):
@@ -223,8 +294,14 @@ class SimNode(Node):
                 self._waiting(start)
                 return
             self._waited = 0.0
-            if self._cmd_vel:
+            if 'cmd_vel' in command:
                 self.sim.command_twist(*command['cmd_vel'])
+            elif 'command' in command:
+                self.sim.command(*command['command'])
+            elif 'steering' in command:
+                raw = self._raw_inputs[0]
+                drive = command['drive'][0] if raw.enabled else 0.0
+                self.sim.command(command['steering'][0], drive)
             else:
                 self.sim.command(command['steering_angle'][0], command['rear_wheel_speed'][0])
             self.sim.step_to(self.sim.time + self._period)
