@@ -41,11 +41,16 @@ def sandbox(tmp_path: Path) -> dict[str, Path]:
         f'VIRTUAL_ENV={venv}\nPATH="$VIRTUAL_ENV/bin:$PATH"\nexport VIRTUAL_ENV PATH\n')
     for name in ('python', 'pip'):
         (venv / 'bin' / name).chmod(0o755)
-    return {'repo': repo, 'venv': venv, 'log': log}
+    # the interpreter alone on PATH: the test venv's own bin may hold a real uv
+    host = tmp_path / 'hostbin'
+    host.mkdir()
+    for name in ('python', 'python3'):
+        (host / name).symlink_to(sys.executable)
+    return {'repo': repo, 'venv': venv, 'log': log, 'host': host}
 
 
 def _bash(script: str, box: dict[str, Path], **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {'PATH': f'{Path(sys.executable).parent}:/usr/bin:/bin', 'HOME': str(box['repo']),
+    environ = {'PATH': f'{box["host"]}:/usr/bin:/bin', 'HOME': str(box['repo']),
                'RC_SIM_VENV': str(box['venv']), 'RC_SIM_INSTALLER': 'pip', **env}
     return subprocess.run(['bash', '--noprofile', '--norc', '-c', script], cwd=box['repo'],
                           env=environ, capture_output=True, text=True, timeout=120)
@@ -137,10 +142,10 @@ def test_a_failing_uv_falls_back_to_pip(sandbox: dict[str, Path]) -> None:
 def test_without_uv_pip_brings_it(sandbox: dict[str, Path]) -> None:
     """No uv anywhere: pip installs uv into the venv first (here the fake pip does nothing, so
     the packages go through pip)."""
+    if shutil.which('uv', path='/usr/bin:/bin'):  # pragma: no cover - a system uv
+        pytest.skip('a uv in /usr/bin or /bin')
     out = _bash('. scripts/setup_env.sh', sandbox, RC_SIM_INSTALLER='uv',
-                PATH='/usr/bin:/bin:' + str(Path(sys.executable).parent))
+                PATH=f'/usr/bin:/bin:{sandbox["host"]}')
     calls = sandbox['log'].read_text().splitlines()
-    if any(c.startswith('uv ') for c in calls):  # pragma: no cover - a real uv on PATH
-        pytest.skip('a uv on PATH')
     assert out.returncode == 0 and calls[0] == 'pip install -q uv'
     assert calls[1].startswith('pip install -q -e ')
