@@ -42,7 +42,7 @@ setup(
     license='Apache-2.0',
     # The Gymnasium interface (rc_sim_engine.gym_env) is optional: the simulator, the CLI and the
     # ROS node never need it, so neither plain nor ROS installs should have to carry it.
-    extras_require={'gym': ['gymnasium>=1.0']},
+    extras_require={'gym': ['gymnasium>=1.0'], 'campaign': ['dask[distributed]>=2024.1']},
     tests_require=['pytest'],
     entry_points={
         'console_scripts': ENTRY_POINTS,

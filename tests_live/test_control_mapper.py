@@ -138,7 +138,9 @@ def test_mapper_worked_example_of_the_docs(ros):
     """docs/control.md worked example: yaw_rate mode, v = 1 m/s, psi_dot = 0.5 rad/s; then 5
     rad/s saturates at full lock (achieved 1.348 rad/s, R = R_min = 0.742 m)."""
     mapper = Mapper(ros, {})
-    got = mapper.drive_until(twist(1.0, 0.5), {'rear_wheel_speed': 20.0, 'yaw_rate': 0.5})
+    # every output awaited (each topic's subscription may connect at its own time)
+    got = mapper.drive_until(twist(1.0, 0.5), {'rear_wheel_speed': 20.0, 'yaw_rate': 0.5,
+                                               'turn_radius': 2.0})
     assert got['steering_angle'] == pytest.approx(0.1636, abs=1e-4)
     assert got['turn_radius'] == pytest.approx(2.0, rel=1e-9)
     car = vehicle_car()

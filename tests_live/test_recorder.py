@@ -107,12 +107,17 @@ def test_record_an_embedded_run_read_it_back_and_fit_it(ros):
 
     # and the calibration fit takes it
     calibrated = ros.folder / 'calibrated.yaml'
-    # two steady turns determine the speed loop, the delay and the steering gain, not the
-    # tyres or the linkage (freeing those is exit 3: "most free parameters are not determined")
+    # two steady turns determine the delay and the steering gain, not the tyres or the linkage
+    # (freeing those is exit 3: "most free parameters are not determined"); judged on the two
+    # held-out windows of one short recording, the fit may or may not beat the nominal car
+    # (exit 3, the verdict said; --accept-worse writes the file either way)
     fit = ros.start(['ros2', 'run', 'rc_sim_calibration', 'fit', '--bag', str(out),
-                     '--free', 'drive_time_constant,command_latency,steering_gain',
-                     '--budget', '8', '--out', str(calibrated)], 'fit')
-    assert fit.wait(600) == 0, fit.output()[-3000:]
+                     '--free', 'command_latency,steering_gain', '--budget', '8',
+                     '--accept-worse', '--out', str(calibrated)], 'fit')
+    status = fit.wait(600)
+    log = fit.output()
+    assert status in (0, 3) and 'Traceback' not in log, log[-3000:]
+    assert re.search(r'^verdict: (calibrated|rejected)', log, re.M), log[-3000:]
     from rc_sim_description.params import load_vehicle_params
 
     load_vehicle_params(overrides=[str(calibrated)])  # a valid vehicle override

@@ -177,14 +177,17 @@ def record_lockstep_run(ros: LiveRos, load: bool) -> dict[str, list[bytes]]:
     burners = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])
                for _ in range(2 if load else 0)]
     try:
+        # started paused: the run waits for its controller only, so every recording
+        # subscription (the controller's /cmd_vel too) is connected before it resumes
         node = ros.run('rc_sim_engine', 'sim_node', {
             'world': 'basic_track', 'x': -0.5, 'y': -1.875, 'lockstep': True,
-            'use_cmd_vel': True, 'realtime_factor': 0.0, 'lidar_errors': 'harsh', 'seed': 7})
-        # the run waits for its controller only: every recording subscription connected first
-        wait_until(lambda: all(sub.get_publisher_count() > 0 for sub in subs
-                               if sub.topic_name != '/cmd_vel'), 60, 'the recording to connect')
+            'use_cmd_vel': True, 'realtime_factor': 0.0, 'lidar_errors': 'harsh', 'seed': 7,
+            'paused': True})
         controller = ros.start([sys.executable, str(NODES / 'lane_controller.py'), '--ros-args',
                                 '-p', 'lane_y:=-1.6'], 'lane_controller')
+        wait_until(lambda: all(sub.get_publisher_count() > 0 for sub in subs), 60,
+                   'the recording to connect')
+        assert ros.probe.parameters('/sim_node').set('paused', False)[0]
         clock = ros.probe.subscribe(Clock, '/clock', DEEP)
         wait_until(lambda: clock.last() is not None and clock_ns(clock.last()) > 3_200_000_000,
                    120, '3.2 s of lockstep sim time')

@@ -23,7 +23,7 @@ from typing import Any
 from rc_sim_description import cli as describe_cli
 from rc_sim_description import cli_inspect
 from rc_sim_description.cli_support import OneLineErrorParser, run_cli
-from rc_sim_engine import cli_map, cli_run, cli_track
+from rc_sim_engine import cli_campaign, cli_map, cli_run, cli_track
 from rc_sim_sensors import cli as lidar_cli
 
 __all__ = ['BUILTIN_COMMANDS', 'PLUGIN_GROUP', 'build_parser', 'main', 'plugin_registrars']
@@ -38,7 +38,8 @@ BUILTIN_COMMANDS: tuple[tuple[Registrar, ...], tuple[Registrar, ...]] = (
      cli_track.register,        # rcsim track, rcsim evaluate
      cli_map.register,          # rcsim map info|to-sdf|centerline
      lidar_cli.register),       # rcsim lidar apply|stats
-    (describe_cli.register,     # rcsim describe
+    (cli_campaign.register,     # rcsim campaign run
+     describe_cli.register,     # rcsim describe
      cli_inspect.register),     # rcsim inspect
 )
 

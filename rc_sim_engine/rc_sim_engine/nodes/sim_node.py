@@ -278,7 +278,10 @@ class SimNode(Node):
         self._report_rate()
 
     def _lockstep(self):
-        """One control period per command, in order; paced by realtime_factor when > 0."""
+        """One control period per command, in order; paced by realtime_factor when > 0; none
+        while paused (the commands queue and are taken on resume)."""
+        if self._paused:
+            return
         if not self._started:
             if not self._ready_for_lockstep():
                 return
