@@ -7,7 +7,9 @@ built-in tracker or a user's ``module:callable`` controller), what is measured a
 :mod:`.expand` turns it into runs with stable ids (a hash of each run's resolved factors),
 :mod:`.execute` runs one (every random generator seeded from the run), :mod:`.results` keeps the
 resumable CSV table, :mod:`.runner` runs them on local worker processes or a Dask cluster, and
-:mod:`.page` writes ``index.html``. ROS-free; docs/campaigns.md.
+:mod:`.page` writes ``index.html``. ROS-free, but for :mod:`.ros_run` (driver ``ros_launch``: a
+user's ROS 2 stack against ``sim_node``, its rclpy side in ``nodes/campaign_ros.py``);
+docs/campaigns.md.
 """
 
 from __future__ import annotations

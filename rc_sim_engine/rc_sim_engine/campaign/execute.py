@@ -279,7 +279,12 @@ def execute_run(spec: CampaignSpec, run: Run, out_dir: str | None = None) -> Out
     try:
         with tempfile.TemporaryDirectory(prefix='rcsim-run-') as tmp:
             ctx, spawn = _context(spec, run, Path(tmp))
-            result, evaluation = _simulate(spec, run, ctx, spawn)
+            if spec.driver.kind == 'ros_launch':  # the user's ROS 2 stack (rclpy there only)
+                from rc_sim_engine.campaign.ros_run import execute_ros_run
+
+                result, evaluation = execute_ros_run(spec, run, ctx, spawn, Path(tmp)), None
+            else:
+                result, evaluation = _simulate(spec, run, ctx, spawn)
             outcome.metrics = _measure(spec, result, evaluation, ctx)
     except RcSimError as exc:
         outcome = Outcome(run.run_id, 'error', error=str(exc))

@@ -36,7 +36,8 @@ def equivalent_command(spec: CampaignSpec, run: Run, out: str) -> str:
     a python controller, inline vehicle values, lidar overrides, a tracker with a start pose)."""
     v = run.values
     kind = spec.driver.kind
-    if (kind == 'python' or v.get('vehicle') or isinstance(v.get('lidar_errors'), Mapping)
+    if (kind in ('python', 'ros_launch') or v.get('vehicle')
+            or isinstance(v.get('lidar_errors'), Mapping)
             or (kind == 'tracker' and v.get('start'))):
         return ''
     world = resolve_path(spec.folder, str(v.get('world', 'basic_track' if kind == 'scenario'

@@ -200,6 +200,10 @@ def run_campaign(spec_path: str, out: str, *, workers: int | None = None,
     from rc_sim_engine.warmup import ensure_compiled
 
     spec = load_spec(spec_path)
+    if spec.driver.kind == 'ros_launch':
+        from rc_sim_engine.campaign.ros_run import require_ros
+
+        require_ros()
     local_dask = parse_dask(dask) if dask is not None else None
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     if n_workers < 1:

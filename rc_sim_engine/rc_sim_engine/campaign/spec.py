@@ -5,7 +5,7 @@ and the key path (``spec.yaml: factors.grid.seed[2]: must be an integer >= 0, go
 keys with a did-you-mean hint, like vehicle.yaml. The format (docs/campaigns.md)::
 
     campaign: NAME                      # optional
-    driver: {kind: scenario | tracker | python, ...}
+    driver: {kind: scenario | tracker | python | ros_launch, ...}
     fixed: {FACTOR: VALUE, ...}         # the same in every run
     factors:
       grid: {FACTOR: [VALUES] | {random: {...}}, ...}   # cartesian product
@@ -37,7 +37,7 @@ from rc_sim_description.yamlio import did_you_mean, dump_yaml, read_yaml
 __all__ = ['DRIVER_KINDS', 'FACTORS', 'KEEP_BAGS', 'METRICS', 'Bound', 'CampaignSpec',
            'Driver', 'load_spec', 'resolve_path']
 
-DRIVER_KINDS = ('scenario', 'tracker', 'python')
+DRIVER_KINDS = ('scenario', 'tracker', 'python', 'ros_launch')
 #: Factor name -> what it sets.
 FACTORS: dict[str, str] = {
     'world': 'world name, SDF file or track map YAML',
@@ -71,14 +71,23 @@ _NAME = re.compile(r'^[A-Za-z_]\w*$')
 _TOP = ('campaign', 'driver', 'fixed', 'factors', 'metrics', 'user_metrics', 'pass', 'keep')
 _DRIVER_KEYS = {'scenario': ('kind', 'duration_s'),
                 'tracker': ('kind', 'controller', 'duration_s', 'control_rate_hz', 'set'),
-                'python': ('kind', 'controller', 'duration_s', 'control_rate_hz', 'mode')}
+                'python': ('kind', 'controller', 'duration_s', 'control_rate_hz', 'mode'),
+                'ros_launch': ('kind', 'launch', 'run', 'args', 'duration_s', 'control_rate_hz',
+                               'mode', 'timeout_s')}
+#: Built-in metrics a ros_launch run does not measure (sim_node publishes no CG acceleration).
+ROS_UNMEASURED = ('max_lateral_acceleration_mps2',)
+#: Factors sim_node does not take (one params_file, no model choice, SDF worlds only).
+ROS_FACTORS_REFUSED = {'vehicle': 'give a vehicle override file as params',
+                       'model': 'sim_node simulates the single_track model'}
 
 
 @dataclass(frozen=True)
 class Driver:
     """What drives the car: ``scenario`` (open-loop, as ``rcsim run``), ``tracker`` (as
-    ``rcsim track``; controller fl | kanayama | pure_pursuit) or ``python`` (``module:callable``
-    factory of a controller ``(t, obs) -> (linear_x, angular_z)``)."""
+    ``rcsim track``; controller fl | kanayama | pure_pursuit), ``python`` (``module:callable``
+    factory of a controller ``(t, obs) -> (linear_x, angular_z)``) or ``ros_launch`` (the user's
+    ROS 2 launch file or executable against ``sim_node`` in lockstep; ``settings`` holds
+    ``launch`` / ``run``, ``args`` and ``timeout_s``, :mod:`.ros_run`)."""
 
     kind: str
     controller: str | None = None
@@ -485,15 +494,72 @@ def _driver(data: Any, where: str) -> Driver:
         if duration_s is None:
             raise _fail(where, 'missing key duration_s (a python controller runs for a given '
                         'time)')
-        mode = body.get('mode', 'yaw_rate')
-        if mode not in MODES:
-            raise _fail(f'{where}.mode', f'unknown mapper mode {mode!r}'
-                        f'{did_you_mean(str(mode), MODES)} (known: {", ".join(MODES)})')
+        mode = _mode(body, where)
+    elif kind == 'ros_launch':
+        if duration_s is None:
+            raise _fail(where, 'missing key duration_s (a ros_launch run stops at this sim time)')
+        mode = _mode(body, where)
+        settings = _ros_settings(body, where)
     return Driver(kind, controller, duration_s, rate, mode, settings)
 
 
+def _mode(body: Mapping[str, Any], where: str) -> str:
+    mode = body.get('mode', 'yaw_rate')
+    if mode not in MODES:
+        raise _fail(f'{where}.mode', f'unknown mapper mode {mode!r}'
+                    f'{did_you_mean(str(mode), MODES)} (known: {", ".join(MODES)})')
+    return str(mode)
+
+
+def _ros_settings(body: Mapping[str, Any], where: str) -> tuple[tuple[str, Any], ...]:
+    """``launch: {package, file} | {path}`` or ``run: {package, executable}``; ``args``
+    (launch arguments ``name:=value`` / ``-p name:=value`` parameters) and ``timeout_s`` (wall
+    time limit of a run)."""
+    if ('launch' in body) == ('run' in body):
+        raise _fail(where, 'give launch: {package: P, file: F} (or {path: F}) or run: '
+                    '{package: P, executable: E}')
+    out: list[tuple[str, Any]] = []
+    if 'launch' in body:
+        launch = _keys(body['launch'], ('package', 'file', 'path'), f'{where}.launch')
+        if 'path' in launch:
+            if 'package' in launch or 'file' in launch:
+                raise _fail(f'{where}.launch', 'give path, or package and file, not both')
+            out.append(('launch', (('path', _text(launch['path'], f'{where}.launch.path')),)))
+        else:
+            for key in ('package', 'file'):
+                if key not in launch:
+                    raise _fail(f'{where}.launch', f'missing key {key!r} (or give path)')
+            out.append(('launch', tuple((k, _text(launch[k], f'{where}.launch.{k}'))
+                                        for k in ('package', 'file'))))
+    else:
+        run = _keys(body['run'], ('package', 'executable'), f'{where}.run',
+                    required=('package', 'executable'))
+        out.append(('run', tuple((k, _text(run[k], f'{where}.run.{k}'))
+                                 for k in ('package', 'executable'))))
+    args = body.get('args') or {}
+    if not isinstance(args, Mapping):
+        raise _fail(f'{where}.args', 'must be a mapping NAME: VALUE')
+    pairs = []
+    for key, value in args.items():
+        if not isinstance(key, str) or not _NAME.match(key):
+            raise _fail(f'{where}.args.{key}', 'must be an identifier')
+        if isinstance(value, bool):
+            text = 'true' if value else 'false'
+        elif isinstance(value, (int, float, str)):
+            text = str(value)
+        else:
+            raise _fail(f'{where}.args.{key}', f'must be a string, number or boolean, got '
+                        f'{value!r}')
+        pairs.append((key, text))
+    out.append(('args', tuple(sorted(pairs))))
+    timeout = _number(body.get('timeout_s', 120.0), f'{where}.timeout_s', positive=True)
+    out.append(('timeout_s', timeout))
+    return tuple(out)
+
+
 def _metrics(data: Any, where: str, driver: Driver) -> tuple[str, ...]:
-    applicable = [m for m in METRICS if driver.kind == 'tracker' or not m.startswith('tracking')]
+    applicable = [m for m in METRICS if (driver.kind == 'tracker' or not m.startswith('tracking'))
+                  and not (driver.kind == 'ros_launch' and m in ROS_UNMEASURED)]
     if data is None:
         return tuple(applicable)
     if not isinstance(data, list) or not data:
@@ -504,7 +570,8 @@ def _metrics(data: Any, where: str, driver: Driver) -> tuple[str, ...]:
             raise _fail(f'{where}[{i}]', f'unknown metric {name!r}'
                         f'{did_you_mean(str(name), METRICS)} (known: {", ".join(METRICS)})')
         if name not in applicable:
-            raise _fail(f'{where}[{i}]', f'{name} needs driver kind tracker')
+            raise _fail(f'{where}[{i}]', f'{name} is not measured in ros_launch runs'
+                        if name in ROS_UNMEASURED else f'{name} needs driver kind tracker')
         if name in out:
             raise _fail(f'{where}[{i}]', f'{name} listed twice')
         out.append(name)
@@ -573,6 +640,11 @@ def load_spec(path: str | os.PathLike[str]) -> CampaignSpec:
     if driver.kind == 'tracker' and 'lidar_errors' in names:
         raise _fail(f'{file}: lidar_errors', 'the trackers do not read the lidar: vary it with '
                     'driver kind scenario or python')
+    if driver.kind == 'ros_launch':
+        _check_ros_factors(file, fixed, grid, zipped, folder)
+        launch = dict(dict(driver.settings).get('launch', ()))
+        if 'path' in launch and not Path(resolve_path(folder, launch['path'])).is_file():
+            raise _fail(f'{file}: driver.launch.path', f'launch file {launch["path"]!r} not found')
     metrics = _metrics(body.get('metrics'), f'{file}: metrics', driver)
     users_raw = body.get('user_metrics') or {}
     if not isinstance(users_raw, Mapping):
@@ -590,8 +662,32 @@ def load_spec(path: str | os.PathLike[str]) -> CampaignSpec:
     if bags not in KEEP_BAGS:
         raise _fail(f'{file}: keep.bags', f'must be one of {", ".join(KEEP_BAGS)}, got {bags!r}'
                     f'{did_you_mean(str(bags), KEEP_BAGS)}')
+    if bags != 'none' and driver.kind == 'ros_launch':
+        raise _fail(f'{file}: keep.bags', 'ros_launch runs keep no bags (record them in your '
+                    'launch file)')
     if bags != 'none' and driver.kind == 'tracker':
         raise _fail(f'{file}: keep.bags', 'tracker runs keep no bags: the page gives the rcsim '
                     'track command that writes one')
     return CampaignSpec(file, name, driver, fixed, grid, zipped, metrics, tuple(users), rules,
                         bags)
+
+
+def _check_ros_factors(file: str, fixed: Any, grid: Any, zipped: Any, folder: Path) -> None:
+    """What ``sim_node`` cannot take: inline vehicle values, a model choice, a list of override
+    files, track map worlds."""
+    from rc_sim_engine.track_map import is_map_yaml
+
+    for block, items in (('fixed', fixed), ('factors.grid', grid), ('factors.list', zipped)):
+        for name, raw in items:
+            values = [raw] if block == 'fixed' else list(raw)
+            where = f'{file}: {block}.{name}'
+            if name in ROS_FACTORS_REFUSED:
+                raise _fail(where, f'not a factor of ros_launch runs '
+                            f'({ROS_FACTORS_REFUSED[name]})')
+            for value in values:
+                if name == 'params' and isinstance(value, list):
+                    raise _fail(where, 'ros_launch runs take one vehicle override file '
+                                '(sim_node params_file)')
+                if name == 'world' and is_map_yaml(resolve_path(folder, str(value))):
+                    raise _fail(where, f'{value!r}: ros_launch runs take SDF worlds (sim_node '
+                                'world), not track maps')
