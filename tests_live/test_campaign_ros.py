@@ -20,6 +20,7 @@ import textwrap
 
 from live_harness import LiveRos
 import numpy as np
+import pytest
 
 NODES = Path(__file__).resolve().parent / 'nodes'
 DURATION_S = 4.0
@@ -99,6 +100,7 @@ def odom_log(folder: Path, run_id: str) -> np.ndarray:
     return rows[rows[:, 0] <= DURATION_S + 1e-9]
 
 
+@pytest.mark.timing  # alone: its two workers run two simulations and stacks at once
 def test_a_campaign_of_a_ros_stack(ros: LiveRos) -> None:
     folder = ros.folder
     logs = folder / 'odom'

@@ -200,8 +200,8 @@ def test_embedded_launch_serves_a_navigation_stack_and_ends_on_ctrl_c(ros):
     urdf = description.wait(1, timeout=30)[0].data
 
     # what a user sees with the ros2 CLI
-    for _ in range(3):  # a loaded machine may need more than one discovery window
-        nodes = ros.cli('node', 'list', '--no-daemon', '--spin-time', '3').stdout.split()
+    for spin_s in (3, 6, 12):  # a loaded machine may need a longer discovery window
+        nodes = ros.cli('node', 'list', '--no-daemon', '--spin-time', str(spin_s)).stdout.split()
         if set(nodes) >= ONE_CAR_NODES:
             break
     assert set(nodes) >= ONE_CAR_NODES, nodes
