@@ -117,7 +117,7 @@ def test_record_an_embedded_run_read_it_back_and_fit_it(ros):
     status = fit.wait(600)
     log = fit.output()
     assert status in (0, 3) and 'Traceback' not in log, log[-3000:]
-    assert re.search(r'^verdict: (calibrated|rejected)', log, re.M), log[-3000:]
+    assert re.search(r'^verdict: (calibrated|rejected|not judged)', log, re.M), log[-3000:]
     from rc_sim_description.params import load_vehicle_params
 
     load_vehicle_params(overrides=[str(calibrated)])  # a valid vehicle override
