@@ -91,9 +91,12 @@ class FitProgress:
         self.total = max(self.total, self.done)
         self._draw()
 
-    def close(self) -> None:
-        """The fit is over: the last stage line (CI), the live line cleared (terminal)."""
-        self._finish_stage()
+    def close(self, failed: bool = False) -> None:
+        """The fit is over: the last stage line (CI), the live line cleared (terminal).
+        ``failed``: the last stage ended by an error, so it is not reported as finished (the
+        error is the one line the user gets about it)."""
+        if not failed:
+            self._finish_stage()
         if self.mode == 'live' and self._width:
             self._write('\r' + ' ' * self._width + '\r')
             self._width = 0
@@ -102,8 +105,8 @@ class FitProgress:
     def __enter__(self) -> FitProgress:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(failed=exc_type is not None)
 
     # --- text
     def _best(self) -> str:

@@ -212,3 +212,24 @@ def test_progress_in_ci_is_one_line_per_stage_and_quiet_otherwise():
         bar.stage('x', 10)
         bar.advance(10)
     assert quiet.getvalue() == ''
+
+
+def test_progress_in_ci_does_not_report_a_stage_an_error_ended():
+    """In CI a fit that fails in its second stage logs the first stage only: the error is the
+    one line about the second."""
+    clock, stream = _Clock(), io.StringIO()
+    with pytest.raises(ValueError), FitProgress(10, mode='lines', stream=stream,
+                                                 clock=clock) as bar:
+        bar.stage('reading 1 recording(s)')
+        bar.stage('search (CMA-ES)', 10)
+        raise ValueError('bad bag')
+    assert stream.getvalue().splitlines() == [
+        'fit: stage 1 reading 1 recording(s): 0 evaluations, best cost -, 0.0 s']
+
+
+def test_fit_errors_in_ci_are_one_line(capsys, tmp_path, monkeypatch):
+    """The CI mode of a real fit: a missing bag is still one line on stderr."""
+    monkeypatch.setenv('CI', 'true')
+    code = rcsim(['fit', '--bag', str(tmp_path / 'nope'), '--out', str(tmp_path / 'c.yaml')])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith('error: bag '), err
