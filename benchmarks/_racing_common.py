@@ -19,7 +19,7 @@ def bench_map(path: str | None) -> Path:
     """The given map YAML, or the generated 1000 x 1000-cell ``bench_circuit`` (written once)."""
     if path:
         return Path(path)
-    from rc_sim_engine.track_gen import TRACKS, write_track
+    from rc_sim_engine.world.track_gen import TRACKS, write_track
 
     out = Path(tempfile.gettempdir()) / 'rc_sim_bench_maps'
     yaml_path = out / 'bench_circuit.yaml'
@@ -50,7 +50,7 @@ def common_args(description: str) -> argparse.ArgumentParser:
 def load(args: Any) -> Any:
     import time
 
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.world.track import load_track
 
     t0 = time.perf_counter()
     track = load_track(bench_map(args.map), lidar_mode=args.lidar_mode, range_cap=30.0,

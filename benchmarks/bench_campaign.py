@@ -29,8 +29,8 @@ def bare_seconds(spec_path: Path) -> tuple[float, int]:
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.campaign import expand, load_spec
-    from rc_sim_engine.simulator import SimConfig, Simulator
-    from rc_sim_engine.world import load_world
+    from rc_sim_engine.sim.simulator import SimConfig, Simulator
+    from rc_sim_engine.world.sdf import load_world
     from rc_sim_sensors.lidar_config import LidarErrorConfig
 
     spec = load_spec(spec_path)
@@ -80,7 +80,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--seeds', type=int, default=8, help='seeds per preset and world')
     args = parser.parse_args()
-    from rc_sim_engine.warmup import ensure_compiled
+    from rc_sim_engine.sim.warmup import ensure_compiled
 
     ensure_compiled(None, 'run', lidar_errors=True)
     with tempfile.TemporaryDirectory(prefix='bench-campaign-') as tmp:

@@ -27,8 +27,8 @@ import time
 t0 = time.perf_counter()
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import load_world
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.sdf import load_world
 sim = Simulator(load_vehicle_params(), load_world(world_path('basic_track')), SimConfig(),
                 start=(-0.5, -1.875, 0.0))
 sim.command(0.1, 10.0)
@@ -62,7 +62,7 @@ def compile_figures() -> None:
 
             cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            subprocess.run([py, '-m', 'rc_sim_engine.warmup', *extra], check=True, env=env)
+            subprocess.run([py, '-m', 'rc_sim_engine.sim.warmup', *extra], check=True, env=env)
             seconds = time.perf_counter() - t0
             cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)

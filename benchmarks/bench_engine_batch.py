@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
 
 
 def _best(fn, repeat: int = 5) -> float:

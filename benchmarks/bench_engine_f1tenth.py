@@ -19,9 +19,9 @@ import time
 import numpy as np
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.sensors import Lidar
-from rc_sim_engine.world import ring_track
+from rc_sim_engine.sim.sensors import Lidar
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.world.sdf import ring_track
 
 
 def main(n_steps: int = 20_000) -> None:

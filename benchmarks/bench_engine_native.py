@@ -21,10 +21,10 @@ from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
 from rc_sim_description.worlds import spawn_pose
-from rc_sim_engine.bagio import write_sim_result
-from rc_sim_engine.cli_run import scenario_path
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import load_world
+from rc_sim_engine.output.bags import write_sim_result
+from rc_sim_engine.sim.run_setup import scenario_path
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.sdf import load_world
 
 
 def main(repeat: int = 5) -> None:

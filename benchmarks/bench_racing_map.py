@@ -22,10 +22,10 @@ from _racing_common import block_rates, common_args, f1tenth_params, load
 
 def main() -> None:
     args = common_args(__doc__.split('\n')[0]).parse_args()
-    from rc_sim_engine.gym_env import RaceEnv
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.race_kernels import OBS_LAPS, OBS_LAST_LAP, OBS_S, OBS_WALL_DEPTH
-    from rc_sim_engine.racing_policies import pure_pursuit
+    from rc_sim_engine.racing.gym_env import RaceEnv
+    from rc_sim_engine.racing.policies import pure_pursuit
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.racing.race_kernels import OBS_LAPS, OBS_LAST_LAP, OBS_S, OBS_WALL_DEPTH
 
     params = f1tenth_params()
     track, t_load = load(args)

@@ -27,9 +27,9 @@ from _racing_common import block_rates, common_args, f1tenth_params, load
 
 
 def one(n_cars: int, args: object) -> float:
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.race_kernels import OBS_CAR_DEPTH, OBS_S, OBS_WALL_DEPTH
-    from rc_sim_engine.racing_policies import pure_pursuit
+    from rc_sim_engine.racing.policies import pure_pursuit
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.racing.race_kernels import OBS_CAR_DEPTH, OBS_S, OBS_WALL_DEPTH
 
     params = f1tenth_params()
     track, _ = load(args)

@@ -20,8 +20,8 @@ from _racing_common import block_rates, common_args, f1tenth_params, load
 
 
 def one(args: object) -> None:
-    from rc_sim_engine.gym_env import RaceVectorEnv
-    from rc_sim_engine.racing_policies import pure_pursuit
+    from rc_sim_engine.racing.gym_env import RaceVectorEnv
+    from rc_sim_engine.racing.policies import pure_pursuit
 
     params = f1tenth_params()
     track, _ = load(args)

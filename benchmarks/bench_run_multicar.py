@@ -23,9 +23,9 @@ def one(n_cars: int, duration: float) -> tuple[float, float, int]:
     from rc_sim_control.commands import manoeuvre
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
-    from rc_sim_engine.car_grid import check_starts, grid_starts
-    from rc_sim_engine.simulator import SimConfig, Simulator
-    from rc_sim_engine.world import load_world
+    from rc_sim_engine.sim.car_grid import check_starts, grid_starts
+    from rc_sim_engine.sim.simulator import SimConfig, Simulator
+    from rc_sim_engine.world.sdf import load_world
 
     params = load_vehicle_params()
     world = load_world(world_path('basic_track'))

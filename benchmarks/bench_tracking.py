@@ -17,8 +17,8 @@ import time
 from rc_sim_control.tracking import CONTROLLER_NAMES
 from rc_sim_control.trajectories import TRAJECTORY_NAMES
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.tracking_run import run_tracking
-from rc_sim_engine.world import World
+from rc_sim_engine.scenarios.tracking import run_tracking
+from rc_sim_engine.world.sdf import World
 
 MODELS = [('kinematic', None), ('single_track', 'linear'), ('single_track', 'fiala'),
           ('single_track', 'pacejka')]

@@ -14,8 +14,8 @@ import argparse
 
 import numpy as np
 
-from rc_sim_engine.gym_env import RaceEnv, RaceVectorEnv
-from rc_sim_engine.racing_policies import follow_the_gap, pure_pursuit
+from rc_sim_engine.racing.gym_env import RaceEnv, RaceVectorEnv
+from rc_sim_engine.racing.policies import follow_the_gap, pure_pursuit
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ setup(
     maintainer_email='maintainers@rc-sim.dev',
     description='Embedded fast physics backend: single-track dynamics, tyre models, actuators, 2D lidar ray casting on the SDF worlds, rosbag2 output and the rcsim CLI.',
     license='Apache-2.0',
-    # The Gymnasium interface (rc_sim_engine.gym_env) is optional: the simulator, the CLI and the
+    # The Gymnasium interface (rc_sim_engine.racing.gym_env) is optional: the simulator, the CLI and the
     # ROS node never need it, so neither plain nor ROS installs should have to carry it.
     extras_require={'gym': ['gymnasium>=1.0'], 'campaign': ['dask[distributed]>=2024.1']},
     tests_require=['pytest'],

@@ -122,7 +122,7 @@ _rc_sim_setup() {
   # compile the engine's numba kernels once, on every core (a message only when it compiles):
   # what `rcsim run` needs, or every set for the tests; after an install also the bytecode of
   # what a run imports (uv does not write it, and PYTHONDONTWRITEBYTECODE may forbid later runs to)
-  python -m rc_sim_engine.warmup ${extras:+--all} ${installed:+--bytecode} \
+  python -m rc_sim_engine.sim.warmup ${extras:+--all} ${installed:+--bytecode} \
     || { echo "error: compiling the engine's kernels failed" >&2; return 1; }
   return 0
 }

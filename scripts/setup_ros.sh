@@ -108,7 +108,7 @@ _rc_ros_setup() {
     *) . "$state/install/setup.bash" ;; esac
   RC_SIM_ROS_MODE="$mode"
   export RC_SIM_ROS_MODE
-  python -m rc_sim_engine.warmup || { echo "error: compiling the engine's kernels failed" >&2; return 1; }
+  python -m rc_sim_engine.sim.warmup || { echo "error: compiling the engine's kernels failed" >&2; return 1; }
   return 0
 }
 

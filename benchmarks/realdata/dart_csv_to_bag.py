@@ -44,7 +44,7 @@ def read_dart_csv(path: Path) -> dict[str, NDArray[np.float64]]:
 def convert(csv: Path, out: Path) -> Path:
     """Write the rosbag2 (sqlite3) of ``csv`` to the directory ``out``; returns it."""
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine.bagio import typestore
+    from rc_sim_engine.output.bags import typestore
 
     cols = read_dart_csv(csv)
     t = cols['vicon time']

@@ -36,7 +36,7 @@ FILES = {'commandData.csv': ('s', 'ns', 'V', 'delta'),
 def convert(folder: Path, out: Path) -> Path:
     """Write the rosbag2 (sqlite3) of the data set ``folder`` to the directory ``out``."""
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine.bagio import typestore
+    from rc_sim_engine.output.bags import typestore
 
     tables = {name: read_columns(folder / name, cols, 'FrictionMaps log')
               for name, cols in FILES.items()}

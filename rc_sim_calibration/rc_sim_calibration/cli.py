@@ -341,7 +341,7 @@ def fit_command(args: argparse.Namespace) -> int:
     base = _base_params(args)
     settings = replace(settings, measured=_measured(args.params, base))
     check_settings(settings, base)  # name and bound errors before reading any bag
-    from rc_sim_engine.warmup import ensure_compiled
+    from rc_sim_engine.sim.warmup import ensure_compiled
 
     ensure_compiled(lambda m: print(m, file=sys.stderr, flush=True), 'fit')  # once: one line
     offset = _offset(args)

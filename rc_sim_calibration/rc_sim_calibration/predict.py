@@ -1,7 +1,7 @@
 """Open-loop predictions of the protocol windows for a batch of parameter sets (one rollout).
 
-For P parameter sets and W windows, ONE :func:`rc_sim_engine.rollout.rollout` batch of P x W cars
-gives every prediction. Per car and window:
+For P parameter sets and W windows, ONE :func:`rc_sim_engine.vehicle.rollout.rollout` batch of P x
+W cars gives every prediction. Per car and window:
 
 * the commands (window-relative grid from ``-lookback``) are delayed by the set's
   ``command_latency`` here, as a fractional delay (a step edge is spread over one physics step,
@@ -99,7 +99,7 @@ def servo_time_constant(p: VehicleParams) -> float:
     """Dominant time constant [s] of the servo: tau (first order), 2 zeta / wn (second order:
     the mean delay of its step response), or the slow pole of the gz hinge PD J s^2 + Kd s + Kp
     (over-damped: 2 J / (Kd - sqrt(Kd^2 - 4 J Kp)); under-damped: 2 J / Kd; no P gain: inf)."""
-    from rc_sim_engine.actuators import steering_hinge_inertia
+    from rc_sim_engine.vehicle.actuators import steering_hinge_inertia
 
     s = p.steering
     if s.servo_model == 'first_order':
@@ -122,7 +122,7 @@ def _shape(s: Array, k: float) -> Array:
 
 
 def normalised_map(s: Array, p: VehicleParams) -> Array:
-    """The engine's normalised steering map (``rc_sim_engine.servo_models.steering_map``),
+    """The engine's normalised steering map (``rc_sim_engine.vehicle.servo_models.steering_map``),
     vectorised: offset + g tanh(k s) / tanh(k) per side, saturated at max_steering_angle."""
     st = p.steering
     gl, gr = p.normalised_steering_gains
@@ -137,7 +137,7 @@ def steering_targets(commands: Array, p: VehicleParams, kind: str) -> Array:
     """Servo targets [rad] of steering commands (any shape) for one parameter set."""
     if kind == 'normalised':
         return normalised_map(commands, p)
-    from rc_sim_engine.actuators import trim_steering
+    from rc_sim_engine.vehicle.actuators import trim_steering
 
     return trim_steering(commands, p)
 
@@ -192,7 +192,7 @@ def predict(params: Sequence[VehicleParams], offsets: Array, win: FitWindows, *,
     offset is unknown (the others use theirs). ``drive_delay`` (P,): the drive commands' delay
     beyond ``command_latency`` (identification only; the engine has one latency).
     """
-    from rc_sim_engine.rollout import InitialState, rollout
+    from rc_sim_engine.vehicle.rollout import InitialState, rollout
 
     p_count, w = len(params), win.n
     n_back = win.n_back

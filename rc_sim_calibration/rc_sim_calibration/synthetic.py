@@ -2,10 +2,11 @@
 
 Used by the round-trip tests and the benchmark. A command sequence (mode ``steering_angle``) is
 mapped by the nominal mapper, preceded by ``rest`` seconds at standstill (the gyro bias is
-estimated there), replayed by :func:`rc_sim_engine.rollout.rollout` with the hidden parameters
-(their ``command_latency`` included), then recorded like a lab setup: commands at 50 Hz (receive
-times), motion-capture-like ``/odom`` at 100 Hz (Gaussian pose noise, occasional glitches, twist
-with noise), ``/imu`` at 100 Hz (constant gyro bias + white noise), ``/joint_states`` at 50 Hz.
+estimated there), replayed by :func:`rc_sim_engine.vehicle.rollout.rollout` with the hidden
+parameters (their ``command_latency`` included), then recorded like a lab setup: commands at 50 Hz
+(receive times), motion-capture-like ``/odom`` at 100 Hz (Gaussian pose noise, occasional glitches,
+twist with noise), ``/imu`` at 100 Hz (constant gyro bias + white noise), ``/joint_states`` at 50
+Hz.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def simulate_truth(seq: CommandSequence, truth: VehicleParams, nominal: VehicleP
                    rest: float = 1.0, rate_hz: float = 100.0, cmd_rate_hz: float = 50.0,
                    dt: float = 1e-3) -> dict[str, Array]:
     """Noise-free motion of the hidden car: commands and states at ``rate_hz``."""
-    from rc_sim_engine.rollout import rollout
+    from rc_sim_engine.vehicle.rollout import rollout
 
     t_cmd, steer, wheel = _commands(seq, nominal, rest, cmd_rate_hz)
     t_out = np.arange(0.0, t_cmd[-1] + 0.5, 1.0 / rate_hz)
@@ -78,7 +79,7 @@ def write_synthetic_bag(path: str | os.PathLike[str], seq: CommandSequence, trut
                         storage: str = 'sqlite3') -> Path:
     """Write a noisy bag of ``seq`` driven by the hidden parameters ``truth``; returns its path."""
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine import bagio
+    from rc_sim_engine.output import bags as bagio
 
     nz = noise or NoiseModel()
     truth_t = simulate_truth(seq, truth, nominal, rest=rest, rate_hz=nz.odom_rate_hz,

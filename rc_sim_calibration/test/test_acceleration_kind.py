@@ -42,8 +42,8 @@ def _commands(seed: int, duration: float) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def _write_bag(path: Path, truth, seed: int, kind: str) -> Path:
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine import bagio
-    from rc_sim_engine.rollout import rollout
+    from rc_sim_engine.output import bags as bagio
+    from rc_sim_engine.vehicle.rollout import rollout
 
     t_cmd, steer, acc = _commands(seed, 14.0)
     t = np.arange(0.0, t_cmd[-1], 0.01)

@@ -6,7 +6,7 @@ import pytest
 from rc_sim_calibration.dataset import load_dataset, read_bag
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine import bagio
+from rc_sim_engine.output import bags as bagio
 
 T0 = 1_700_000_000 * 1_000_000_000
 N = 400  # 4 s at 100 Hz

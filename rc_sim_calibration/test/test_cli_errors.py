@@ -4,8 +4,8 @@ import pytest
 
 from rc_sim_calibration.cli import fit_main
 from rc_sim_description.bags.writer import BagWriter
-from rc_sim_engine import bagio
 from rc_sim_engine.cli import main as rcsim
+from rc_sim_engine.output import bags as bagio
 
 T0 = 1_700_000_000 * 1_000_000_000
 

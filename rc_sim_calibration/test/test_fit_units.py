@@ -42,7 +42,7 @@ def test_first_order_lag_matches_the_exponential():
 
 
 def test_servo_time_constants():
-    from rc_sim_engine.actuators import steering_hinge_inertia
+    from rc_sim_engine.vehicle.actuators import steering_hinge_inertia
 
     p = load_vehicle_params()
     j, kp, kd = steering_hinge_inertia(p), p.steering.servo_p_gain, p.steering.servo_d_gain
@@ -74,7 +74,7 @@ def test_servo_preroll_follows_the_first_order_exponential_and_the_slew_limit():
 
 
 def test_normalised_map_equals_the_engine_map():
-    from rc_sim_engine.servo_models import steering_map
+    from rc_sim_engine.vehicle.servo_models import steering_map
 
     p = load_vehicle_params().with_values(steering_offset=-0.014, steering_gain_left=0.33,
                                           steering_gain_right=0.39, steering_curvature_left=1.3,

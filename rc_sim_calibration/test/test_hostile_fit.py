@@ -15,8 +15,8 @@ from rc_sim_calibration.errors import CalibrationError
 from rc_sim_calibration.settings import load_fit_settings
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine import bagio
 from rc_sim_engine.cli import main as rcsim
+from rc_sim_engine.output import bags as bagio
 
 T0 = 1_700_000_000 * 1_000_000_000
 

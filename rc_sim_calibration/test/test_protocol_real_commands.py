@@ -20,8 +20,8 @@ def test_named_scenarios_and_the_protocol_run_for_a_throttle_twin(tmp_path: Path
     its own chain, in the engine as rcsim run plays it: it moves, without collisions, and
     PROTOCOL.md says what to record for such a car."""
     from rc_sim_calibration.protocol import protocol_sequences, write_protocol
-    from rc_sim_engine.simulator import SimConfig, Simulator
-    from rc_sim_engine.world import World
+    from rc_sim_engine.sim.simulator import SimConfig, Simulator
+    from rc_sim_engine.world.sdf import World
 
     written = write_protocol(tmp_path / 'proto', DART)
     text = (tmp_path / 'proto' / 'PROTOCOL.md').read_text()

@@ -7,7 +7,8 @@ motor and no acceleration loop. For a car whose drive is a force (``drive.drive_
 wheel speed it receives (the mapper's ``/rear_wheel_speed``) and commands gz with the speed of the
 fitted drive model:
 
-1. the speed controller of the engine (``rc_sim_engine.drive_models``: a reference speed v_r
+1. the speed controller of the engine (``rc_sim_engine.vehicle.drive_models``: a reference speed
+v_r
    following the target with ``dv_r/dt = clip(K_p (v* - v_r))``, ``a* = a_r + K_p e + K_i
    integral(e)``, through the inverse of the drive model to a duty or an acceleration command);
 2. the drive model: the duty's (acceleration command's) first-order lag and dead band, the force
@@ -17,12 +18,12 @@ fitted drive model:
 3. the longitudinal motion of the car on a straight line, ``m dv/dt = F``;
 
 and publishes ``omega = v / R`` (R the effective rolling radius) to the wheel joints, whose gz
-gains are then a stiff follower of that speed (``rc_sim_engine.gz_gains``: time constant
+gains are then a stiff follower of that speed (``rc_sim_engine.vehicle.gz_gains``: time constant
 :data:`GZ_FORCE_DRIVE_LAG`). The speed of the car in gz is that of the model, open loop: the
 model does not see the gz car's slip, slope or a wall (the gz wheels then slip against their
 torque limit, as a real car's wheels spin). The equations are the engine's
-(``rc_sim_engine.drive_models``); ``rc_sim_engine/test/test_gz_force_drive.py`` holds the two
-equal on a straight line.
+(``rc_sim_engine.vehicle.drive_models``); ``rc_sim_engine/test/test_gz_force_drive.py`` holds the
+two equal on a straight line.
 
 A normalised-servo car's steering angle (the mapper's) goes through the inverse of its map and
 back: the angle, limited to the map's ends ``[offset - gain_right, offset + gain_left]``
@@ -42,10 +43,10 @@ __all__ = ['FORCE_DRIVES', 'GZ_FORCE_DRIVE_LAG', 'LongitudinalTwin', 'drive_twin
 #: Drive models whose drive is a force (the bridge integrates them).
 FORCE_DRIVES = ('throttle', 'acceleration')
 #: Time constant [s] of the gz wheel loop that follows the integrated speed (its gains:
-#: ``rc_sim_engine.gz_gains.gz_wheel_gains``; the xacro uses the same number).
+#: ``rc_sim_engine.vehicle.gz_gains.gz_wheel_gains``; the xacro uses the same number).
 GZ_FORCE_DRIVE_LAG = 0.02
-#: Speeds [m/s] of the engine's drive models (rc_sim_engine.drive_models V_STICK, V_STOPPED,
-#: V_STEER_DRAG; the equality test holds them equal).
+#: Speeds [m/s] of the engine's drive models (rc_sim_engine.vehicle.drive_models V_STICK,
+#: V_STOPPED, V_STEER_DRAG; the equality test holds them equal).
 V_STICK, V_STOPPED, V_STEER_DRAG = 1e-3, 0.02, 0.05
 
 
@@ -125,7 +126,7 @@ class LongitudinalTwin:
         return self._mass * max(-d.max_acceleration, min(d.max_acceleration, a))
 
     def _controller(self, v_target: float, h: float) -> float:
-        """The speed controller (rc_sim_engine._kernels.drive_command): the command for the
+        """The speed controller (rc_sim_engine.vehicle._kernels.drive_command): the command for the
         target speed [m/s]; advances its reference and integral by ``h``."""
         d, v = self.params.drive, self.speed
         if v_target == 0.0:

@@ -53,8 +53,9 @@ __all__ = [
     'problems',
 ]
 
-#: The embedded engine's numerical constants these checks depend on (rc_sim_engine.integrators
-#: MAX_SUBSTEP, rc_sim_engine.models V_BLEND_LOW/V_BLEND_HIGH and KINEMATIC_RELAXATION,
+#: The embedded engine's numerical constants these checks depend on
+#: (rc_sim_engine.vehicle.integrators MAX_SUBSTEP, rc_sim_engine.vehicle.models
+#: V_BLEND_LOW/V_BLEND_HIGH and KINEMATIC_RELAXATION,
 #: rc_sim_engine/test/test_vehicle_ranges_engine.py holds them equal): largest internal step
 #: [s], ...
 ENGINE_MAX_SUBSTEP = 2.5e-3
@@ -77,6 +78,7 @@ def linkage_min_slope(q: float, c: float, u_max: float) -> float:
     if c != 0.0 and abs(q / (3.0 * c)) <= u_max:
         cands.append(-q / (3.0 * c))
     return min(1.0 + 2.0 * q * u + 3.0 * c * u * u for u in cands)
+
 
 def _blend_weight(v: float) -> float:
     lo, hi = ENGINE_BLEND_SPEEDS
@@ -107,7 +109,7 @@ def chassis_mode_rate(p: VehicleParams, tyre_model: str | None = None) -> tuple[
     blended with the kinematic relaxation ``-1/tau`` by the engine's weight w(v), maximised over
     speeds from the start of the blend up; the axle stiffnesses are the linear/Fiala
     ``cornering_stiffness_*``, or for the Magic Formula its slope ``Fz B C D`` (a run that
-    overrides the tyre law checks the law it runs: ``rc_sim_engine.packed.pack_params``).
+    overrides the tyre law checks the law it runs: ``rc_sim_engine.vehicle.packed.pack_params``).
     """
     g, m = p.geometry, p.mass_properties
     length, lf = g.wheelbase, g.cg_to_front_axle

@@ -296,12 +296,124 @@ def check(root: Path) -> list[str]:
             + cycle_violations(import_graph(sources)))
 
 
+# ------------------------------------------------------------------ rooms of rc_sim_engine
+#: room of rc_sim_engine -> the rooms it may import (docs/architecture.md, "The engine's rooms");
+#: bottom first. A room's own modules import each other freely (no circles: see above).
+_BELOW_OUTPUT = ('compiled', 'vehicle', 'world', 'sim', 'racing', 'scenarios')
+ROOMS: dict[str, frozenset[str]] = {
+    'compiled': frozenset(),
+    'vehicle': frozenset({'compiled'}),
+    'world': frozenset({'compiled'}),
+    'sim': frozenset({'compiled', 'vehicle', 'world'}),
+    'racing': frozenset({'compiled', 'vehicle', 'world', 'sim'}),
+    'scenarios': frozenset({'compiled', 'vehicle', 'world', 'sim'}),
+    'output': frozenset(_BELOW_OUTPUT),
+    'live': frozenset({*_BELOW_OUTPUT, 'output'}),
+    'nodes': frozenset({*_BELOW_OUTPUT, 'output', 'live'}),
+    'campaign': frozenset({*_BELOW_OUTPUT, 'output', 'live', 'nodes'}),
+    'cli': frozenset({*_BELOW_OUTPUT, 'output', 'live', 'nodes', 'campaign'}),
+}
+ENGINE = 'rc_sim_engine'
+PACKAGE_FILES = frozenset({'__init__.py', '__main__.py', 'py.typed'})
+
+
+def room_of(module: str) -> str | None:
+    """``rc_sim_engine.<room>...`` -> room (None for the package itself and its tests)."""
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 and parts[0] == ENGINE and parts[1] != 'test' else None
+
+
+def room_violations(sources: list[Source]) -> list[str]:
+    """``file:line: ...`` for each import by an engine module of a room not below its own
+    (imports at any depth, type-only ones included: they couple the rooms all the same)."""
+    out = []
+    for s in sources:
+        if not s.rel.startswith(f'{ENGINE}/{ENGINE}/'):
+            continue  # the engine's tests, launch files and setup.py are not in rooms
+        own = room_of(s.name)
+        if own is None or own == '__main__':
+            continue  # the package's own files (__init__, __main__) sit above every room
+        if own not in ROOMS:
+            out.append(f'{s.rel}: module outside a room (rooms: {", ".join(ROOMS)})')
+            continue
+        for i in s.imports:
+            targets = [i.module] if room_of(i.module) else [f'{i.module}.{n}' for n in i.names]
+            for target in targets:
+                room = room_of(target)
+                if room is not None and room != own and room not in ROOMS[own]:
+                    out.append(f'{s.rel}:{i.line}: room {own} must not import {target} '
+                               f'({room} is not below {own} in docs/architecture.md)')
+    return out
+
+
+def layout_problems(package_dir: Path) -> list[str]:
+    """Files of the engine's package folder outside a room; rooms without an ``__init__``
+    that states its job and lists its public names."""
+    out = []
+    for path in sorted(package_dir.iterdir()):
+        if path.name.startswith(('.', '__pycache__')):
+            continue
+        if path.is_file():
+            if path.name not in PACKAGE_FILES:
+                out.append(f'{path.name}: a module outside a room')
+            continue
+        if path.name not in ROOMS:
+            out.append(f'{path.name}/: not a room of docs/architecture.md')
+            continue
+        init = path / '__init__.py'
+        text = init.read_text(encoding='utf-8') if init.is_file() else ''
+        tree = ast.parse(text) if text else None
+        if tree is None or ast.get_docstring(tree) is None:
+            out.append(f'{path.name}/__init__.py: missing, or without a docstring stating the '
+                       "room's job")
+        elif '__all__' not in text:
+            out.append(f"{path.name}/__init__.py: no __all__ (the room's public names)")
+    return out
+
+
 # --------------------------------------------------------------------------- the tests
 def test_the_suite_respects_its_layers() -> None:
     files = python_files(REPO)
-    assert len(files) > 200 and any(f.name == 'cli_track.py' for f in files)
+    assert len(files) > 200 and any(f.name == 'run_setup.py' for f in files)
     problems = check(REPO)
     assert problems == [], '\n' + '\n'.join(problems)
+
+
+def test_the_engine_lives_in_rooms_that_only_import_downwards() -> None:
+    """Every engine module sits in a room (docs/architecture.md) and imports only rooms below
+    its own."""
+    sources = [s for s in load(REPO, python_files(REPO)) if s.package == ENGINE]
+    assert sum(1 for s in sources if room_of(s.name) == 'vehicle') > 10
+    problems = layout_problems(REPO / ENGINE / ENGINE) + room_violations(sources)
+    assert problems == [], '\n' + '\n'.join(problems)
+
+
+def test_the_room_checker_reports_upward_imports_and_strays(tmp_path: Path) -> None:
+    pkg = f'{ENGINE}/{ENGINE}'
+    _write(tmp_path, f'{pkg}/__init__.py', '"""Package."""\n')
+    _write(tmp_path, f'{pkg}/__main__.py', 'from rc_sim_engine.cli import main\n')
+    _write(tmp_path, f'{pkg}/vehicle/__init__.py', '"""Cars."""\n__all__ = []\n')
+    _write(tmp_path, f'{pkg}/vehicle/car.py',
+           'from rc_sim_engine.compiled import cache\n'
+           'def f():\n    from rc_sim_engine.sim.simulator import Simulator\n')
+    _write(tmp_path, f'{pkg}/world/__init__.py', '__all__ = []\n')
+    _write(tmp_path, f'{pkg}/world/sdf.py', 'from rc_sim_engine.vehicle import car\n')
+    _write(tmp_path, f'{pkg}/sim/simulator.py', 'from rc_sim_engine import world\n')
+    _write(tmp_path, f'{pkg}/stray.py', '')
+    _write(tmp_path, f'{pkg}/misc/x.py', '')
+    sources = load(tmp_path, sorted((tmp_path / ENGINE).rglob('*.py')))
+    assert layout_problems(tmp_path / pkg) == [
+        'misc/: not a room of docs/architecture.md',
+        "sim/__init__.py: missing, or without a docstring stating the room's job",
+        'stray.py: a module outside a room',
+        "world/__init__.py: missing, or without a docstring stating the room's job"]
+    assert room_violations(sources) == [
+        f'{pkg}/misc/x.py: module outside a room (rooms: {", ".join(ROOMS)})',
+        f'{pkg}/stray.py: module outside a room (rooms: {", ".join(ROOMS)})',
+        f'{pkg}/vehicle/car.py:3: room vehicle must not import rc_sim_engine.sim.simulator '
+        '(sim is not below vehicle in docs/architecture.md)',
+        f'{pkg}/world/sdf.py:1: room world must not import rc_sim_engine.vehicle '
+        '(vehicle is not below world in docs/architecture.md)']
 
 
 def _write(root: Path, rel: str, text: str) -> None:

@@ -13,9 +13,9 @@ from scipy.integrate import solve_ivp
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams, load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import InitialState, rollout
-from rc_sim_engine.state import DUTY, VX, WHEEL_SPEED
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.state import DUTY, VX, WHEEL_SPEED
 
 BASE = load_vehicle_params()
 THROTTLE = BASE.with_values(drive_model='throttle')
@@ -177,7 +177,7 @@ def test_throttle_coast_down_time_matches_the_published_equation() -> None:
 
 
 def test_steering_drag_opposes_the_motion_is_even_and_ramps_in_from_rest() -> None:
-    from rc_sim_engine.drive_models import V_STEER_DRAG, steering_drag
+    from rc_sim_engine.vehicle.drive_models import V_STEER_DRAG, steering_drag
 
     s = math.sin(0.3)
     assert steering_drag(0.0, s, 5.0) == 0.0
@@ -190,9 +190,9 @@ def test_steering_drag_opposes_the_motion_is_even_and_ramps_in_from_rest() -> No
 @pytest.mark.parametrize('drive_model, changes', [('throttle', True), ('first_order', False)])
 def test_steering_drag_acts_on_the_throttle_drive_only(drive_model: str, changes: bool) -> None:
     """The speed loop of a first_order ESC absorbs a drag; the throttle's force does not."""
-    from rc_sim_engine.models import MODELS
-    from rc_sim_engine.packed import pack_params
-    from rc_sim_engine.state import N_STATE, STEER
+    from rc_sim_engine.vehicle.models import MODELS
+    from rc_sim_engine.vehicle.packed import pack_params
+    from rc_sim_engine.vehicle.state import N_STATE, STEER
 
     x = np.zeros(N_STATE)
     x[VX], x[STEER], x[DUTY], x[WHEEL_SPEED] = 2.0, 0.25, 0.3, 40.0

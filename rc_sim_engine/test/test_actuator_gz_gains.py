@@ -14,16 +14,16 @@ import yaml
 
 from rc_sim_description.params import VehicleParams, load_vehicle_params, section_of
 from rc_sim_description.urdf import expand_car
-from rc_sim_engine.actuators import rear_wheel_inertia, steering_hinge_inertia
-from rc_sim_engine.car import Car
-from rc_sim_engine.gz_gains import (
+from rc_sim_engine.vehicle.actuators import rear_wheel_inertia, steering_hinge_inertia
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.gz_gains import (
     GZ_FIRST_ORDER_POLE_RATIO,
     PidGains,
     drive_effective_inertia,
     gz_servo_gains,
     gz_wheel_gains,
 )
-from rc_sim_engine.state import VX
+from rc_sim_engine.vehicle.state import VX
 
 BASE = load_vehicle_params()
 

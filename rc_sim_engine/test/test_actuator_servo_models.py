@@ -14,10 +14,10 @@ from scipy.optimize import brentq, least_squares
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import VehicleParams, load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import InitialState, rollout
-from rc_sim_engine.servo_models import steering_map
-from rc_sim_engine.state import SERVO_ANGLE, STEER
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.servo_models import steering_map
+from rc_sim_engine.vehicle.state import SERVO_ANGLE, STEER
 
 BASE = load_vehicle_params()
 R_MAX = BASE.steering.max_steering_rate

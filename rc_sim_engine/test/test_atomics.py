@@ -7,7 +7,7 @@ from numba.core.errors import TypingError
 import numpy as np
 import pytest
 
-from rc_sim_engine.atomics import atomic_add, atomic_load
+from rc_sim_engine.compiled.atomics import atomic_add, atomic_load
 
 
 @njit

@@ -13,9 +13,9 @@ from rc_sim_description.bags import BagError, open_bag, read_topic, require_topi
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import OutputError
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.bagio import path_msg, write_sim_result
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import World
+from rc_sim_engine.output.bags import float64_msg, path_msg, write_sim_result
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.sdf import World
 
 P = load_vehicle_params()
 TOPICS = {
@@ -121,7 +121,7 @@ def test_open_bag_errors(tmp_path: Path) -> None:
     corrupt = tmp_path / 'corrupt'
     with BagWriter(corrupt) as bag:
         bag.write('/x', 'std_msgs/msg/Float64', 0,
-                  __import__('rc_sim_engine.bagio').bagio.float64_msg(1.0))
+                  float64_msg(1.0))
     (corrupt / 'corrupt.db3').write_bytes(b'this is not sqlite' * 100)
     with pytest.raises(BagError, match='cannot read bag') as info, open_bag(corrupt):
         pass

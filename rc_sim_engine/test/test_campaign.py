@@ -232,8 +232,8 @@ def _reference_mean_speed_and_distance(world_name: str, preset: str, seed: int
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.simulator import SimConfig, Simulator
-    from rc_sim_engine.world import load_world
+    from rc_sim_engine.sim.simulator import SimConfig, Simulator
+    from rc_sim_engine.world.sdf import load_world
     from rc_sim_sensors.lidar_config import LidarErrorConfig
 
     sys.path.insert(0, str(EXAMPLE))

@@ -163,7 +163,7 @@ def test_the_users_command(tmp_path: Path) -> None:
 def _world_and_params() -> tuple[object, object, tuple[float, float, float]]:
     from rc_sim_description.params import load_vehicle_params
     from rc_sim_engine.campaign.execute import _load_world
-    from rc_sim_engine.world import World
+    from rc_sim_engine.world.sdf import World
 
     world, spawn = _load_world('basic_track')
     assert isinstance(world, World)
@@ -183,7 +183,7 @@ def test_contacts_of_recorded_odometry_are_counted_at_their_onsets() -> None:
     assert events[0].x == inside[0] and events[0].car == 0
     # a car touching the surface (pushed out by the stop response) is a contact; one a
     # centimetre away is not
-    from rc_sim_engine.collision import WorldArrays, clearance, footprint_from_params
+    from rc_sim_engine.world.collision import WorldArrays, clearance, footprint_from_params
 
     assert CONTACT_MARGIN_M < 0.01
     assert not contact_events(t[:1], x[:1], y[:1], yaw[:1], np.ones(1), params, world)

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rc_sim_engine.centerline import CenterLine, extract_centerline, load_centerline_csv
-from rc_sim_engine.track_gen import TRACKS, render_track
-from rc_sim_engine.track_map import OccupancyMap, TrackMapError
+from rc_sim_engine.world.centerline import CenterLine, extract_centerline, load_centerline_csv
+from rc_sim_engine.world.track_gen import TRACKS, render_track
+from rc_sim_engine.world.track_map import OccupancyMap, TrackMapError
 
 
 def circle(n: int = 400, r: float = 5.0) -> np.ndarray:
@@ -70,9 +70,9 @@ def test_extraction_matches_generator_line() -> None:
 
 
 def test_progress_and_lap_time_in_race_step() -> None:
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.race_kernels import OBS_LAPS, OBS_LAST_LAP, OBS_PROGRESS, OBS_S
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.racing.race_kernels import OBS_LAPS, OBS_LAST_LAP, OBS_PROGRESS, OBS_S
+    from rc_sim_engine.world.track import load_track
 
     track = load_track('chicane_track', lidar_mode='exact')
     core = RaceCore(track, n_worlds=1, lidar=False, model='kinematic')

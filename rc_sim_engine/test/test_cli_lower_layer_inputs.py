@@ -17,7 +17,7 @@ from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.testing import realdata_dir
 from rc_sim_engine.cli import main
-from rc_sim_engine.world import parse_sdf
+from rc_sim_engine.world.sdf import parse_sdf
 
 REALDATA = realdata_dir()
 R2 = 'rosbag2_tests/'

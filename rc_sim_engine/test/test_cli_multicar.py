@@ -14,9 +14,9 @@ import yaml
 
 from rc_sim_description.bags import open_bag, read_topic, require_topics
 from rc_sim_description.params import VehicleParams, load_vehicle_params
-from rc_sim_engine.car_grid import GRID_GAP
 from rc_sim_engine.cli import main
-from rc_sim_engine.collision import footprint_from_params
+from rc_sim_engine.sim.car_grid import GRID_GAP
+from rc_sim_engine.world.collision import footprint_from_params
 
 P = load_vehicle_params()
 

@@ -107,7 +107,7 @@ def test_existing_output_needs_force(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_bag_without_cmd_vel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine.bagio import float64_msg
+    from rc_sim_engine.output.bags import float64_msg
 
     bag = tmp_path / 'other'
     with BagWriter(bag) as w:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rc_sim_engine import warmup
+from rc_sim_engine.sim import warmup
 
 RUN_SETS = {'chassis', 'vehicle', 'imu', 'lidar', 'collisions', 'loop'}
 
@@ -50,7 +50,7 @@ def test_the_parallel_compile_hands_one_share_to_a_worker(monkeypatch: pytest.Mo
         def wait() -> int:
             return 0
 
-    monkeypatch.setattr(warmup, '_run_jobs', lambda sets: here.extend(sets))
+    monkeypatch.setattr(warmup, 'run_jobs', lambda sets: here.extend(sets))
     monkeypatch.setattr(warmup, '_start_worker', lambda sets: workers.append(list(sets)) or Done)
     warmup.compile_kernels(warmup.sets_for('run'), workers=2)
     assert len(workers) == 1 and set(here) | set(workers[0]) == RUN_SETS
@@ -69,7 +69,7 @@ def test_a_failed_worker_leaves_its_share_to_this_process(monkeypatch: pytest.Mo
         def wait() -> int:
             return 1
 
-    monkeypatch.setattr(warmup, '_run_jobs', lambda sets: here.extend(sets))
+    monkeypatch.setattr(warmup, 'run_jobs', lambda sets: here.extend(sets))
     monkeypatch.setattr(warmup, '_start_worker', lambda sets: Failed)
     warmup.compile_kernels(warmup.sets_for('run'), workers=2)
     assert set(here) == RUN_SETS

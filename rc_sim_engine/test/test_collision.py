@@ -11,7 +11,7 @@ from shapely.geometry import Point, box
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.collision import (
+from rc_sim_engine.world.collision import (
     Footprint,
     WorldArrays,
     check_response,
@@ -19,7 +19,7 @@ from rc_sim_engine.collision import (
     footprint_contact,
     footprint_from_params,
 )
-from rc_sim_engine.world import World
+from rc_sim_engine.world.sdf import World
 
 FOOT = Footprint(center_x=0.2, half_length=0.3, half_width=0.15)
 

@@ -13,10 +13,10 @@ import pytest
 from rc_sim_description.errors import ConfigError, VehicleParamsError
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 from rc_sim_description.testing import DART_TWIN
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import rollout
-from rc_sim_engine.servo_models import inverse_normalised_steering, normalised_steering
-from rc_sim_engine.state import DUTY, SPEED_REFERENCE, VX, WHEEL_INTEGRAL
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import rollout
+from rc_sim_engine.vehicle.servo_models import inverse_normalised_steering, normalised_steering
+from rc_sim_engine.vehicle.state import DUTY, SPEED_REFERENCE, VX, WHEEL_INTEGRAL
 
 BASE = load_vehicle_params()
 #: A DART-like calibrated car: the measured geometry and mass, a fitted normalised servo map and

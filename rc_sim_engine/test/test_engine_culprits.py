@@ -16,8 +16,8 @@ import pytest
 from rc_sim_description.errors import DegenerateError
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.cli import main
-from rc_sim_engine.start_pose import enclosure, touched_obstacle
-from rc_sim_engine.world import World
+from rc_sim_engine.world.sdf import World
+from rc_sim_engine.world.start_pose import enclosure, touched_obstacle
 
 P = load_vehicle_params()
 
@@ -73,7 +73,7 @@ def test_track_bounds_the_controller_calls(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_metrics_with_nan_are_never_written() -> None:
-    from rc_sim_engine.cli_track import _metrics_json
+    from rc_sim_engine.cli.track import _metrics_json
 
     with pytest.raises(DegenerateError, match=r'm\.json: rmse_m is nan \(the evaluation '
                                               r'degenerated'):

@@ -80,7 +80,7 @@ def test_rcsim_track_and_manoeuvre_drive_the_twin(calibrated: Path, tmp_path: Pa
 
 
 def test_the_gymnasium_env_drives_the_twin(calibrated: Path) -> None:
-    from rc_sim_engine.gym_env import RaceEnv
+    from rc_sim_engine.racing.gym_env import RaceEnv
 
     env = RaceEnv('chicane_track', load_vehicle_params(overrides=[calibrated]), lidar=False)
     env.reset(seed=0)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from rc_sim_description.fuzzing import fuzz_settings, result_or_one_line_error  # noqa: E402
 from rc_sim_description.paths import world_path  # noqa: E402
-from rc_sim_engine.world import World, parse_sdf  # noqa: E402
+from rc_sim_engine.world.sdf import World, parse_sdf  # noqa: E402
 
 TAGS = ['model', 'link', 'collision', 'geometry', 'box', 'size', 'cylinder', 'sphere', 'radius',
         'length', 'pose', 'plane', 'mesh', 'include', 'uri', 'visual', 'static', 'world']

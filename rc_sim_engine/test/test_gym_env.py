@@ -13,8 +13,8 @@ gym = pytest.importorskip('gymnasium')
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from rc_sim_engine.gym_env import RaceEnv, RaceVectorEnv, RewardInput  # noqa: E402
-from rc_sim_engine.track import load_track  # noqa: E402
+from rc_sim_engine.racing.gym_env import RaceEnv, RaceVectorEnv, RewardInput  # noqa: E402
+from rc_sim_engine.world.track import load_track  # noqa: E402
 
 
 @pytest.fixture(scope='module')

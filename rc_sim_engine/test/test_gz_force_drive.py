@@ -29,10 +29,10 @@ from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 from rc_sim_description.paths import share_path
 from rc_sim_description.urdf import expand_car
-from rc_sim_engine import drive_models
-from rc_sim_engine.car import Car
-from rc_sim_engine.gz_gains import drive_effective_inertia, gz_wheel_gains
-from rc_sim_engine.state import VX
+from rc_sim_engine.vehicle import drive_models
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.gz_gains import drive_effective_inertia, gz_wheel_gains
+from rc_sim_engine.vehicle.state import VX
 
 BASE = load_vehicle_params()
 DART = BASE.with_values(

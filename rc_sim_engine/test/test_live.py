@@ -11,7 +11,7 @@ import pytest
 
 from rc_sim_description.bags.cdr_bulk import clock as clock_rows
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine.live import (
+from rc_sim_engine.live.core import (
     NODE_PARAMETERS,
     LiveOutput,
     LivePacer,
@@ -24,8 +24,8 @@ from rc_sim_engine.live import (
     node_parameter_problem,
     output_topics,
 )
-from rc_sim_engine.node_inputs import Throttle
-from rc_sim_engine.sim_config import CollisionEvent
+from rc_sim_engine.live.inputs import Throttle
+from rc_sim_engine.sim.sim_config import CollisionEvent
 
 
 def defaults() -> dict:

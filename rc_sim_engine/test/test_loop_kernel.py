@@ -9,10 +9,10 @@ import numpy as np
 
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
-from rc_sim_engine.car import Car
-from rc_sim_engine.sensors import Lidar
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import World, load_world
+from rc_sim_engine.sim.sensors import Lidar
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.world.sdf import World, load_world
 
 P = load_vehicle_params().with_values(command_latency=0.013)  # a delay line of 13 steps
 

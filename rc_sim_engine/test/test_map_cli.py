@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from rc_sim_engine.cli import main
-from rc_sim_engine.map_grid import MapGrid, cast_grid_exact
-from rc_sim_engine.raycast import BeamFan, cast_rays_world
-from rc_sim_engine.track import resolve_map_path
-from rc_sim_engine.track_map import load_map
-from rc_sim_engine.world import load_world
+from rc_sim_engine.world.map_grid import MapGrid, cast_grid_exact
+from rc_sim_engine.world.raycast import BeamFan, cast_rays_world
+from rc_sim_engine.world.sdf import load_world
+from rc_sim_engine.world.track import resolve_map_path
+from rc_sim_engine.world.track_map import load_map
 
 
 def test_to_sdf_is_valid_and_has_the_map_walls(tmp_path: Path,

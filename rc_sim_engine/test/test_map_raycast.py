@@ -15,11 +15,11 @@ import pytest
 import shapely
 from shapely.geometry import LineString, Point, box
 
-from rc_sim_engine.map_grid import MapGrid, cast_grid_exact
-from rc_sim_engine.map_lidar import MapLidar, scan_map
-from rc_sim_engine.map_world import map_world, wall_rectangles
-from rc_sim_engine.raycast import BeamFan, cast_rays_world
-from rc_sim_engine.track_map import OccupancyMap, TrackMapError
+from rc_sim_engine.world.map_grid import MapGrid, cast_grid_exact
+from rc_sim_engine.world.map_lidar import MapLidar, scan_map
+from rc_sim_engine.world.map_world import map_world, wall_rectangles
+from rc_sim_engine.world.raycast import BeamFan, cast_rays_world
+from rc_sim_engine.world.track_map import OccupancyMap, TrackMapError
 
 RES = 0.1
 

@@ -12,13 +12,13 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, box
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.collision import footprint_from_params
-from rc_sim_engine.map_grid import MapGrid, grid_contacts
-from rc_sim_engine.multicar import car_contacts, overlay_cars
-from rc_sim_engine.race_core import RaceCore
-from rc_sim_engine.race_kernels import OBS_CAR_DEPTH, OBS_OTHER_CAR, OBS_WALL_DEPTH
-from rc_sim_engine.track_map import OccupancyMap
+from rc_sim_engine.racing.race_core import RaceCore
+from rc_sim_engine.racing.race_kernels import OBS_CAR_DEPTH, OBS_OTHER_CAR, OBS_WALL_DEPTH
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.world.collision import footprint_from_params
+from rc_sim_engine.world.map_grid import MapGrid, grid_contacts
+from rc_sim_engine.world.multicar import car_contacts, overlay_cars
+from rc_sim_engine.world.track_map import OccupancyMap
 
 P = load_vehicle_params()
 F = footprint_from_params(P)
@@ -111,7 +111,7 @@ def test_grid_footprint_contacts_match_shapely() -> None:
 
 @pytest.fixture(scope='module')
 def track():  # type: ignore[no-untyped-def]
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.world.track import load_track
 
     return load_track('chicane_track', lidar_mode='exact')
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from rc_sim_engine.node_inputs import CommandInputs
+from rc_sim_engine.live.inputs import CommandInputs
 
 
 def test_a_nan_on_one_topic_is_dropped_and_the_last_valid_value_kept() -> None:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.packed import pack_params
+from rc_sim_engine.vehicle.packed import pack_params
 
 
 def test_repeated_objects_give_the_rows_of_distinct_copies():

@@ -8,9 +8,13 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.actuators import rear_wheel_inertia, steering_hinge_inertia, trim_steering
-from rc_sim_engine.car import Car
-from rc_sim_engine.state import VX, YAW
+from rc_sim_engine.vehicle.actuators import (
+    rear_wheel_inertia,
+    steering_hinge_inertia,
+    trim_steering,
+)
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.state import VX, YAW
 
 
 def test_hinge_inertias_from_wheel_and_knuckle() -> None:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import PARALLEL_MIN_CARS, Car
-from rc_sim_engine.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.car import PARALLEL_MIN_CARS, Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
 
 
 def _params(n: int) -> list:

@@ -26,8 +26,8 @@ from vehiclemodels.parameters_vehicle1 import parameters_vehicle1  # noqa: E402
 from vehiclemodels.vehicle_dynamics_st import vehicle_dynamics_st  # noqa: E402
 
 from rc_sim_description.params import load_vehicle_params  # noqa: E402
-from rc_sim_engine.car import Car  # noqa: E402
-from rc_sim_engine.state import STEER, VX, VY, YAW, YAW_RATE, X, Y  # noqa: E402
+from rc_sim_engine.vehicle.car import Car  # noqa: E402
+from rc_sim_engine.vehicle.state import STEER, VX, VY, YAW, YAW_RATE, X, Y  # noqa: E402
 
 G = 9.81  # CommonRoad's own g (vehiclemodels hard-codes 9.81): its tyre stiffness mu C_S m g
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.state import VX, VY, YAW_RATE
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.state import VX, VY, YAW_RATE
 
 DT = 0.005
 SPEED = 2.0
@@ -89,9 +89,9 @@ def test_the_body_rates_share_the_throttle_force_by_the_axle_loads(axles: str,
     import math
 
     from rc_sim_description.constants import GRAVITY_MPS2 as G
-    from rc_sim_engine.models import MODELS
-    from rc_sim_engine.packed import pack_params
-    from rc_sim_engine.state import DUTY, N_STATE, STEER
+    from rc_sim_engine.vehicle.models import MODELS
+    from rc_sim_engine.vehicle.packed import pack_params
+    from rc_sim_engine.vehicle.state import DUTY, N_STATE, STEER
 
     _, p = _throttle_car(axles)
     p = p.with_values(tyre_model='linear', steering_drag=c_rd)
@@ -127,9 +127,9 @@ VX0, VY0, R0, DELTA0 = 3.0, 0.1, 0.8, 0.2
 
 def _locked_derivative(load_transfer: bool) -> tuple[object, np.ndarray]:
     """(params, state derivative) of the locked four-wheel drive with linear tyres."""
-    from rc_sim_engine.models import MODELS
-    from rc_sim_engine.packed import pack_params
-    from rc_sim_engine.state import N_STATE, STEER, WHEEL_SPEED
+    from rc_sim_engine.vehicle.models import MODELS
+    from rc_sim_engine.vehicle.packed import pack_params
+    from rc_sim_engine.vehicle.state import N_STATE, STEER, WHEEL_SPEED
 
     p = load_vehicle_params().with_values(drive_model='first_order', driven_axles='both_locked',
                                           tyre_model='linear')

@@ -9,9 +9,9 @@ import pytest
 
 from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.actuators import rear_wheel_inertia
-from rc_sim_engine.car import Car
-from rc_sim_engine.state import VX, VY, WHEEL_SPEED, YAW_RATE
+from rc_sim_engine.vehicle.actuators import rear_wheel_inertia
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.state import VX, VY, WHEEL_SPEED, YAW_RATE
 
 G = GRAVITY_MPS2
 

@@ -7,8 +7,8 @@ import pytest
 
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import rollout
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import rollout
 
 
 @pytest.mark.parametrize(('kwargs', 'match'), [

@@ -15,10 +15,10 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.integrators import INTEGRATORS, integrate_chassis
-from rc_sim_engine.models import MODELS
-from rc_sim_engine.packed import pack_params
-from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.vehicle.integrators import INTEGRATORS, integrate_chassis
+from rc_sim_engine.vehicle.models import MODELS
+from rc_sim_engine.vehicle.packed import pack_params
+from rc_sim_engine.vehicle.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
 
 CHASSIS = [X, Y, YAW, VX, VY, YAW_RATE]
 T_END = 0.4

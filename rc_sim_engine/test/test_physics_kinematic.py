@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
+from rc_sim_engine.vehicle.car import Car
 
 
 def _fit_circle_radius(x: np.ndarray, y: np.ndarray) -> float:

@@ -9,10 +9,10 @@ import pytest
 
 from rc_sim_description.constants import GRAVITY_MPS2 as GRAVITY
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.models import KINEMATIC_RELAXATION, MODELS, axle_loads, get_model
-from rc_sim_engine.packed import pack_params
-from rc_sim_engine.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.models import KINEMATIC_RELAXATION, MODELS, axle_loads, get_model
+from rc_sim_engine.vehicle.packed import pack_params
+from rc_sim_engine.vehicle.state import N_STATE, STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE
 
 
 @pytest.mark.parametrize('fx', [-30.0, 0.0, 12.5])

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import PacejkaCoefficients, load_vehicle_params
-from rc_sim_engine.actuators import steering_hinge_inertia
-from rc_sim_engine.car import Car
-from rc_sim_engine.integrators import rotate
-from rc_sim_engine.models import MODELS
-from rc_sim_engine.packed import pack_params
-from rc_sim_engine.state import (
+from rc_sim_engine.vehicle.actuators import steering_hinge_inertia
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.integrators import rotate
+from rc_sim_engine.vehicle.models import MODELS
+from rc_sim_engine.vehicle.packed import pack_params
+from rc_sim_engine.vehicle.state import (
     N_STATE,
     STEER,
     STEER_RATE,
@@ -31,7 +31,7 @@ from rc_sim_engine.state import (
     X,
     Y,
 )
-from rc_sim_engine.tyres import (
+from rc_sim_engine.vehicle.tyres import (
     fiala_lateral_force,
     linear_lateral_force,
     magic_formula,

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import InitialState, rollout
-from rc_sim_engine.state import ALPHA_FRONT, ALPHA_REAR, STEER, VX, VY, YAW_RATE
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.state import ALPHA_FRONT, ALPHA_REAR, STEER, VX, VY, YAW_RATE
 
 SPEED = 2.5          # m/s
 DELTA = 0.12         # rad: a gentle turn, well below saturation
@@ -133,9 +133,9 @@ def test_the_relaxation_target_floors_the_speed() -> None:
     geometric angle would be -pi/2), and above the floor it is the geometric angle."""
     import math
 
-    from rc_sim_engine.models import MODELS
-    from rc_sim_engine.packed import pack_params
-    from rc_sim_engine.state import N_STATE
+    from rc_sim_engine.vehicle.models import MODELS
+    from rc_sim_engine.vehicle.packed import pack_params
+    from rc_sim_engine.vehicle.state import N_STATE
 
     sigma = 0.05
     p = _params(sigma, sigma)

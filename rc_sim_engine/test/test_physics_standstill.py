@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
 
 CASES = list(itertools.product(['kinematic', 'single_track'], ['rk4', 'semi_implicit_euler'],
                                ['linear', 'fiala', 'fiala_unsaturated', 'pacejka'],

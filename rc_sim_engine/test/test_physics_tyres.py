@@ -12,7 +12,7 @@ import pytest
 from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import PacejkaCoefficients, load_vehicle_params
-from rc_sim_engine.tyres import (
+from rc_sim_engine.vehicle.tyres import (
     RACECAR_TABLE_WHEEL_LOAD,
     fiala_lateral_force,
     linear_lateral_force,
@@ -122,7 +122,7 @@ def test_fiala_saturated_is_bounded_and_monotone(alpha: float, c_alpha: float, m
 
 def test_racecar_preset_drives_the_single_track() -> None:
     """With the seed's lateral D = 0.1 (mu) the car can only corner at about 0.1 g: it slides."""
-    from rc_sim_engine.car import Car
+    from rc_sim_engine.vehicle.car import Car
 
     p = with_racecar_pacejka(load_vehicle_params())
     assert p.tyres.tyre_model == 'pacejka'

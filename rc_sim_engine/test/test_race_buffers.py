@@ -6,8 +6,8 @@ from __future__ import annotations
 from numba import njit
 import numpy as np
 
-from rc_sim_engine._jit_cache import compiled_entry
-from rc_sim_engine.race_kernels import carve, views_of
+from rc_sim_engine.compiled.cache import compiled_entry
+from rc_sim_engine.racing.race_kernels import carve, views_of
 
 
 def test_carve_views_share_one_buffer() -> None:
@@ -57,8 +57,8 @@ def test_compiled_entry_falls_back_to_the_callable() -> None:
 
 
 def test_race_core_arrays_are_views_of_its_buffer() -> None:
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.world.track import load_track
 
     core = RaceCore(load_track('chicane_track'), lidar=False)
     for name in ('states', 'packed', 'buf', 'actions', 'cfg', 'footprints', 'mount', 'base',
@@ -73,9 +73,9 @@ def test_race_core_arrays_are_views_of_its_buffer() -> None:
 
 
 def test_the_racing_compile_is_announced_once(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from rc_sim_engine import warmup
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.sim import warmup
+    from rc_sim_engine.world.track import load_track
 
     monkeypatch.delenv('RC_SIM_QUIET', raising=False)
     monkeypatch.setattr(warmup, '_race_stamp_path', lambda variant: tmp_path / variant)
@@ -97,8 +97,8 @@ def test_copies_and_pickles_step_on_their_own_buffer() -> None:
     import copy
     import pickle
 
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.world.track import load_track
 
     track = load_track('chicane_track')
     core = RaceCore(track)
@@ -127,8 +127,8 @@ def test_step_takes_any_array_like_the_numpy_copy() -> None:
     copied the numpy way, and a shape numpy cannot broadcast is refused."""
     import pytest
 
-    from rc_sim_engine.race_core import RaceCore
-    from rc_sim_engine.track import load_track
+    from rc_sim_engine.racing.race_core import RaceCore
+    from rc_sim_engine.world.track import load_track
 
     track = load_track('chicane_track')
     core = RaceCore(track, n_worlds=3, lidar=False)

@@ -10,8 +10,8 @@ import shapely
 from shapely import affinity
 from shapely.geometry import LineString, Point, box
 
-from rc_sim_engine.raycast import BeamFan, cast_rays, cast_rays_world
-from rc_sim_engine.world import World, ring_track
+from rc_sim_engine.world.raycast import BeamFan, cast_rays, cast_rays_world
+from rc_sim_engine.world.sdf import World, ring_track
 
 RANGE = 30.0
 

@@ -17,9 +17,9 @@ from rc_sim_description.errors import ConfigError
 from rc_sim_description.limits import SOFT_LIMITS
 from rc_sim_description.params import VehicleParams, load_vehicle_params
 from rc_sim_engine.cli import main
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.streams import NonFiniteError, Series, check_finite
-from rc_sim_engine.world import World
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.sim.streams import NonFiniteError, Series, check_finite
+from rc_sim_engine.world.sdf import World
 
 P = load_vehicle_params()
 EMPTY = World('empty', 'test')

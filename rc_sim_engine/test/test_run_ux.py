@@ -15,12 +15,12 @@ from rc_sim_control.commands import manoeuvre
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
 from rc_sim_description.worlds import spawn_pose
-from rc_sim_engine import warmup
-from rc_sim_engine.animation import MAX_FPS, MAX_FRAMES, frame_times
 from rc_sim_engine.cli import main
-from rc_sim_engine.index_page import flatten
-from rc_sim_engine.start_pose import choose_start, free_region, predicted_path
-from rc_sim_engine.world import World, load_world
+from rc_sim_engine.output.animation import MAX_FPS, MAX_FRAMES, frame_times
+from rc_sim_engine.output.index_page import flatten
+from rc_sim_engine.sim import warmup
+from rc_sim_engine.world.sdf import World, load_world
+from rc_sim_engine.world.start_pose import choose_start, free_region, predicted_path
 
 P = load_vehicle_params()
 

@@ -11,10 +11,10 @@ from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import unary_union
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.collision import footprint_from_params
-from rc_sim_engine.loop_kernel import cast_scans
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import World
+from rc_sim_engine.sim.loop_kernel import cast_scans
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.collision import footprint_from_params
+from rc_sim_engine.world.sdf import World
 
 P = load_vehicle_params()
 FP = footprint_from_params(P)

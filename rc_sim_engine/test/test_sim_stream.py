@@ -15,13 +15,13 @@ from rc_sim_description.bags import open_bag
 from rc_sim_description.bags.writer import BagWriter
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_description.paths import world_path
-from rc_sim_engine import recorder as recorder_module
-from rc_sim_engine import simulator as simulator_module
-from rc_sim_engine.bagio import SimBagStream, write_sim_result
-from rc_sim_engine.cli_run import scenario_path
-from rc_sim_engine.recorder import StreamingRecorder, ThreadedSink
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import World, load_world
+from rc_sim_engine.output.bags import SimBagStream, write_sim_result
+from rc_sim_engine.sim import recorder as recorder_module
+from rc_sim_engine.sim import simulator as simulator_module
+from rc_sim_engine.sim.recorder import StreamingRecorder, ThreadedSink
+from rc_sim_engine.sim.run_setup import scenario_path
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.sdf import World, load_world
 
 P = load_vehicle_params()
 WORLD = load_world(world_path('basic_track'))

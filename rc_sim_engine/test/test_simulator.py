@@ -11,8 +11,8 @@ from rc_sim_control.commands import CommandSequence
 from rc_sim_description.constants import GRAVITY_MPS2
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.simulator import SimConfig, Simulator
-from rc_sim_engine.world import World
+from rc_sim_engine.sim.simulator import SimConfig, Simulator
+from rc_sim_engine.world.sdf import World
 
 P = load_vehicle_params()
 
@@ -219,7 +219,7 @@ def test_cars_with_different_wheelbases_get_their_own_mapping() -> None:
 
 def test_realtime_factor_paces_against_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a fake clock that only sleeping advances, wall time ends at sim time / factor."""
-    import rc_sim_engine.pacing as simulator
+    import rc_sim_engine.sim.pacing as simulator
 
     class FakeTime:
         now = 100.0

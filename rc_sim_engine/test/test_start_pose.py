@@ -9,8 +9,8 @@ import pytest
 
 from rc_sim_control.commands import CommandSequence
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.start_pose import choose_start, predicted_path
-from rc_sim_engine.world import World
+from rc_sim_engine.world.sdf import World
+from rc_sim_engine.world.start_pose import choose_start, predicted_path
 
 P = load_vehicle_params()
 

@@ -53,7 +53,7 @@ def test_evaluate_errors_are_one_line(track_bag: Path, tmp_path: Path,
     assert err.startswith('error: ') and err.count('\n') == 1
     # a bag without /reference_path: write one with the engine's own writer
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine.bagio import clock_msg
+    from rc_sim_engine.output.bags import clock_msg
 
     bare = tmp_path / 'bare'
     with BagWriter(bare) as bag:

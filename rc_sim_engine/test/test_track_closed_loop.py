@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.tracking_run import run_tracking
-from rc_sim_engine.world import World
+from rc_sim_engine.scenarios.tracking import run_tracking
+from rc_sim_engine.world.sdf import World
 
 PARAMS = load_vehicle_params()
 FLAT = World(name='flat', source='test')

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.four_wheel_steering import (
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.four_wheel_steering import (
     icr_projection,
     kinematic_4ws_rates,
     rear_speed_from_front,

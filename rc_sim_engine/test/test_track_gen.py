@@ -1,5 +1,5 @@
 """The shipped track map is what the generator writes (regenerate with
-``python -m rc_sim_engine.track_gen --write``), and its geometry is what the design says."""
+``python -m rc_sim_engine.world.track_gen --write``), and its geometry is what the design says."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from rc_sim_engine.track import resolve_map_path
-from rc_sim_engine.track_gen import TRACKS, render_track, write_track
-from rc_sim_engine.track_map import load_map
+from rc_sim_engine.world.track import resolve_map_path
+from rc_sim_engine.world.track_gen import TRACKS, render_track, write_track
+from rc_sim_engine.world.track_map import load_map
 
 
 def test_shipped_chicane_track_is_up_to_date(tmp_path: Path) -> None:

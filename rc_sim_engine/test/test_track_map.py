@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 import pytest
 
-from rc_sim_engine.track_map import (
+from rc_sim_engine.world.track_map import (
     MAX_MAP_PIXELS,
     OccupancyMap,
     TrackMapError,
@@ -170,7 +170,7 @@ def test_size_limit_checked_before_decoding(tmp_path: Path) -> None:
 
 
 def test_shipped_map_loads() -> None:
-    from rc_sim_engine.track import resolve_map_path
+    from rc_sim_engine.world.track import resolve_map_path
 
     m = load_map(resolve_map_path('chicane_track'))
     assert m.resolution == 0.05 and m.spec is not None and m.spec.start_pose is not None

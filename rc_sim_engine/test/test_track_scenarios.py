@@ -12,8 +12,7 @@ import pytest
 from rc_sim_description.errors import ConfigError
 from rc_sim_description.params import load_vehicle_params
 from rc_sim_engine.cli import main
-from rc_sim_engine.collision import footprint_from_params
-from rc_sim_engine.scenarios import (
+from rc_sim_engine.scenarios.manoeuvres import (
     AvoidanceConfig,
     AvoidancePlanner,
     ParkingConfig,
@@ -24,6 +23,7 @@ from rc_sim_engine.scenarios import (
     run_avoidance,
     run_parking,
 )
+from rc_sim_engine.world.collision import footprint_from_params
 
 PARAMS = load_vehicle_params()
 

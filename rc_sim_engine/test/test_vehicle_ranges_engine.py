@@ -22,9 +22,9 @@ from rc_sim_description import plausibility as pl
 from rc_sim_description.errors import RcSimError
 from rc_sim_description.params import SECTIONS, VehicleParams, load_vehicle_params
 from rc_sim_description.testing import LINIGER_1_43, ONE_FIFTH
-from rc_sim_engine import integrators, models
-from rc_sim_engine.packed import pack_params
-from rc_sim_engine.rollout import rollout
+from rc_sim_engine.vehicle import integrators, models
+from rc_sim_engine.vehicle.packed import pack_params
+from rc_sim_engine.vehicle.rollout import rollout
 
 BASE = load_vehicle_params()
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rc_sim_description.errors import ConfigError
-from rc_sim_engine.world import SdfWarning, World, load_world, parse_sdf, ring_track
+from rc_sim_engine.world.sdf import SdfWarning, World, load_world, parse_sdf, ring_track
 
 SDF = '''<?xml version="1.0"?>
 <sdf version="1.9">

@@ -1,9 +1,10 @@
 """Test campaigns: one YAML spec, many seeded runs, one results table (``rcsim campaign run``).
 
-A spec (:mod:`.spec`, validated like vehicle.yaml: one-line errors naming the file and the key)
-says what varies (worlds, scenarios or trajectories, start poses, vehicle overrides, lidar error
-presets, seeds; grids, zipped lists and seeded random draws), what drives the car (a scenario, a
-built-in tracker or a user's ``module:callable`` controller), what is measured and what is kept.
+A spec (:mod:`.spec`, validated like vehicle.yaml: one-line errors naming the file and the key;
+its factor values checked by :mod:`.factors`) says what varies (worlds, scenarios or trajectories,
+start poses, vehicle overrides, lidar error presets, seeds; grids, zipped lists and seeded random
+draws), what drives the car (a scenario, a built-in tracker or a user's ``module:callable``
+controller), what is measured and what is kept.
 :mod:`.expand` turns it into runs with stable ids (a hash of each run's resolved factors),
 :mod:`.execute` runs one (every random generator seeded from the run), :mod:`.results` keeps the
 resumable CSV table, :mod:`.runner` runs them on local worker processes or a Dask cluster, and

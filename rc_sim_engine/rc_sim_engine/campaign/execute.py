@@ -7,37 +7,29 @@ run is seeded from it (:attr:`~rc_sim_engine.campaign.expand.Run.seed`): the sim
 errors and the ``rng`` a user controller or metric receives in its :class:`RunContext`.
 
 User code: ``driver.controller: module:callable`` is a factory ``make(ctx) -> controller`` with
-``controller(t, obs) -> (linear_x, angular_z)`` (``obs``: :class:`~rc_sim_engine.sim_config.
+``controller(t, obs) -> (linear_x, angular_z)`` (``obs``: :class:`~rc_sim_engine.sim.sim_config.
 Observation`, the scan included); a user metric is ``fn(result, ctx) -> float``. Modules are
 imported with the spec's folder first on ``sys.path``.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-import contextlib
 from dataclasses import dataclass, field
 import importlib
-import io
 import math
 import os
 from pathlib import Path
 import sys
 import tempfile
 from typing import Any
-import warnings
 
 import numpy as np
 
 from rc_sim_description.errors import ConfigError, RcSimError
 from rc_sim_engine.campaign.expand import Run, canonical_json
-from rc_sim_engine.campaign.spec import (
-    CampaignSpec,
-    lidar_config,
-    resolve_path,
-    vehicle_override_file,
-)
+from rc_sim_engine.campaign.factors import lidar_config, resolve_path, vehicle_override_file
+from rc_sim_engine.campaign.spec import CampaignSpec
 
 __all__ = ['Outcome', 'RunContext', 'execute_run', 'import_callable', 'passed']
 
@@ -122,25 +114,14 @@ def _world(spec: CampaignSpec, values: dict[str, Any]) -> tuple[Any, tuple[float
 
 
 def _load_world(name: str) -> tuple[Any, tuple[float, float, float]]:
-    from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose
-    from rc_sim_engine.map_world import load_map_world
-    from rc_sim_engine.track_map import is_map_yaml
-    from rc_sim_engine.world import SdfWarning, load_world
+    from rc_sim_engine.sim.run_setup import load_any_world
 
-    if is_map_yaml(name):
-        world, spawn = load_map_world(Path(name))
-        return world, (float(spawn[0]), float(spawn[1]), float(spawn[2]))
-    path = world_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', SdfWarning)
-        world = load_world(path)
-    pose = spawn_pose(path)
-    return world, (pose.x, pose.y, pose.yaw)
+    loaded = load_any_world(name)  # SDF elements the engine ignores: not repeated per run
+    return loaded.world, loaded.spawn
 
 
 def _sim_config(spec: CampaignSpec, values: dict[str, Any], seed: int, **extra: Any) -> Any:
-    from rc_sim_engine.simulator import SimConfig
+    from rc_sim_engine.sim.simulator import SimConfig
 
     return SimConfig(model=values.get('model', 'single_track'),
                      lidar_errors=lidar_config(values.get('lidar_errors'), spec.folder),
@@ -150,12 +131,12 @@ def _sim_config(spec: CampaignSpec, values: dict[str, Any], seed: int, **extra: 
 def _simulate(spec: CampaignSpec, run: Run, ctx: RunContext, spawn: tuple[float, float, float],
               sink: Any = None) -> tuple[Any, Any]:
     """(SimResult, tracking evaluation or None) of the run's driver."""
-    from rc_sim_engine.simulator import Simulator
+    from rc_sim_engine.sim.simulator import Simulator
 
     values, driver = run.values, spec.driver
     given = values.get('start')
     if driver.kind == 'tracker':
-        from rc_sim_engine.tracking_run import run_tracking
+        from rc_sim_engine.scenarios.tracking import run_tracking
 
         settings = dict(driver.settings)
         settings['trajectory_type'] = values.get('trajectory', 'lemniscate')
@@ -168,18 +149,21 @@ def _simulate(spec: CampaignSpec, run: Run, ctx: RunContext, spawn: tuple[float,
                                control_rate=driver.control_rate_hz, seed=ctx.seed)
         return tracked.result, tracked.evaluation
     if driver.kind == 'scenario':
-        from rc_sim_engine.cli_run import _check_given_start, _place, _played, _sequence
+        from rc_sim_engine.sim.run_setup import (
+            RunSpec,
+            choose_start_pose,
+            command_sequence,
+            played_part,
+        )
 
-        ns = argparse.Namespace(cmd_vel_bag=None, speed=None, radius=None,
-                                scenario=resolve_path(spec.folder, str(values['scenario'])))
-        with contextlib.redirect_stderr(io.StringIO()):  # alias notes: once is enough
-            seq = _sequence(ns, ctx.params)
-        if given:
-            start = (float(given[0]), float(given[1]), float(given[2]))
-            _check_given_start(ctx.world, ctx.params, start, str(values.get('world')))
-        else:
-            start, _ = _place(ctx.world, ctx.params, _played(seq, driver.duration_s), spawn,
-                              seq.name or 'scenario', str(values.get('world', 'basic_track')))
+        scenario = RunSpec(scenario=resolve_path(spec.folder, str(values['scenario'])),
+                           duration_s=driver.duration_s)
+        seq = command_sequence(scenario, ctx.params)  # alias notes: not repeated per run
+        world_name = str(values.get('world', 'basic_track'))
+        start, _ = choose_start_pose(
+            ctx.world, ctx.params, played_part(seq, driver.duration_s), spawn,
+            seq.name or 'scenario', world_name,
+            given=(float(given[0]), float(given[1]), float(given[2])) if given else None)
         sim = Simulator(ctx.params, ctx.world, _sim_config(spec, values, ctx.seed), start=start)
         return sim.play(seq, driver.duration_s, sink=sink), None
     factory = import_callable(str(driver.controller), spec.folder)
@@ -192,7 +176,7 @@ def _simulate(spec: CampaignSpec, run: Run, ctx: RunContext, spawn: tuple[float,
 
 
 def _min_wall_distance(result: Any, ctx: RunContext) -> float | None:
-    from rc_sim_engine.collision import WorldArrays, clearance, footprint_from_params
+    from rc_sim_engine.world.collision import WorldArrays, clearance, footprint_from_params
 
     odom = result.streams['odom']
     if not len(odom.t):
@@ -206,8 +190,8 @@ def _progress(spec: CampaignSpec, values: dict[str, Any], result: Any, start: An
               ) -> float | None:
     """Net arc length along the centre line of a track map (None for SDF worlds): the
     odometry projected on the line, steps unwrapped modulo the lap length."""
-    from rc_sim_engine.centerline import extract_centerline, load_centerline_csv
-    from rc_sim_engine.track_map import is_map_yaml, load_map
+    from rc_sim_engine.world.centerline import extract_centerline, load_centerline_csv
+    from rc_sim_engine.world.track_map import is_map_yaml, load_map
 
     name = resolve_path(spec.folder, str(values.get('world', 'basic_track')))
     odom = result.streams['odom']
@@ -304,13 +288,13 @@ def execute_run(spec: CampaignSpec, run: Run, out_dir: str | None = None) -> Out
 def write_bag(spec: CampaignSpec, run: Run, dest: Path) -> str:
     """Simulate ``run`` again (bit-identical) into a rosbag2 bag at ``dest``; returns its path."""
     from rc_sim_description.bags.writer import BagWriter
-    from rc_sim_engine.bagio import SimBagStream
-    from rc_sim_engine.recorder import ThreadedSink
+    from rc_sim_engine.output.bags import SimBagStream
+    from rc_sim_engine.sim.recorder import ThreadedSink
 
     with tempfile.TemporaryDirectory(prefix='rcsim-run-') as tmp:
         ctx, spawn = _context(spec, run, Path(tmp))
         with BagWriter(dest, storage='sqlite3', force=True, finite=True) as bag:
-            from rc_sim_engine.simulator import SimConfig
+            from rc_sim_engine.sim.simulator import SimConfig
 
             with ThreadedSink(SimBagStream(bag, [ctx.params], lidar=SimConfig().lidar)) as sink:
                 _simulate(spec, run, ctx, spawn, sink=sink)

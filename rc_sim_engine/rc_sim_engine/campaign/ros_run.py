@@ -19,7 +19,7 @@ Each run, in a worker process:
    Ctrl-C's every process group it started (SIGTERM, then SIGKILL, if one does not end), and
    removes the Fast DDS shared-memory files no process holds any more (``fastdds shm clean``);
 5. measures the run with the same metric functions as the Python runs, on a
-   :class:`~rc_sim_engine.streams.SimResult` built from the recorded ``/odom``: contacts are
+   :class:`~rc_sim_engine.sim.streams.SimResult` built from the recorded ``/odom``: contacts are
    the odometry samples where the footprint is within :data:`CONTACT_MARGIN_M` of an obstacle
    (``sim_node``'s ``stop`` response pushes the car out to the surface), counted at their onsets.
 
@@ -47,7 +47,8 @@ import numpy as np
 
 from rc_sim_description.errors import ConfigError, RcSimError
 from rc_sim_engine.campaign.expand import Run
-from rc_sim_engine.campaign.spec import CampaignSpec, lidar_config, resolve_path
+from rc_sim_engine.campaign.factors import lidar_config, resolve_path
+from rc_sim_engine.campaign.spec import CampaignSpec
 
 __all__ = ['CONTACT_MARGIN_M', 'DomainLease', 'contact_events', 'execute_ros_run',
            'recorded_result', 'require_ros', 'run_env', 'sim_parameters', 'stop_process',
@@ -205,12 +206,12 @@ def _clean_shm() -> None:
 
 def contact_events(t_s: np.ndarray, x: np.ndarray, y: np.ndarray, yaw: np.ndarray,
                    speed: np.ndarray, params: Any, world: Any) -> list[Any]:
-    """A :class:`~rc_sim_engine.sim_config.CollisionEvent` per contact onset: the odometry
+    """A :class:`~rc_sim_engine.sim.sim_config.CollisionEvent` per contact onset: the odometry
     samples where the car's footprint, grown by :data:`CONTACT_MARGIN_M` on every side,
     overlaps an obstacle."""
     from rc_sim_description.footprint import Footprint
-    from rc_sim_engine.collision import WorldArrays, deepest_contacts, footprint_from_params
-    from rc_sim_engine.sim_config import CollisionEvent
+    from rc_sim_engine.sim.sim_config import CollisionEvent
+    from rc_sim_engine.world.collision import WorldArrays, deepest_contacts, footprint_from_params
 
     if len(t_s) == 0:
         return []
@@ -231,11 +232,11 @@ def contact_events(t_s: np.ndarray, x: np.ndarray, y: np.ndarray, yaw: np.ndarra
 
 def recorded_result(odom: np.ndarray, params: Any, world: Any, duration_s: float, wall_s: float,
                     mode: str) -> Any:
-    """A :class:`~rc_sim_engine.streams.SimResult` of one car from recorded odometry rows
+    """A :class:`~rc_sim_engine.sim.streams.SimResult` of one car from recorded odometry rows
     ``(t [s], x, y, yaw, vx, vy, yaw_rate)`` (K, 7), cut at ``duration_s``."""
-    from rc_sim_engine.series import Series
-    from rc_sim_engine.sim_config import SimConfig
-    from rc_sim_engine.streams import SimResult
+    from rc_sim_engine.sim.series import Series
+    from rc_sim_engine.sim.sim_config import SimConfig
+    from rc_sim_engine.sim.streams import SimResult
 
     rows = np.asarray(odom, dtype=np.float64).reshape(-1, 7)
     rows = rows[rows[:, 0] <= duration_s + 1e-9]

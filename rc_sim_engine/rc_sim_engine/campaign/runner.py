@@ -197,7 +197,7 @@ def run_campaign(spec_path: str, out: str, *, workers: int | None = None,
     ``workers``: local processes (default: the CPU count; 1 runs in this process).
     ``progress(total)`` returns an object whose ``advance()`` is called per finished run.
     """
-    from rc_sim_engine.warmup import ensure_compiled
+    from rc_sim_engine.sim.warmup import ensure_compiled
 
     spec = load_spec(spec_path)
     if spec.driver.kind == 'ros_launch':

@@ -17,9 +17,9 @@ and ``/tf`` are shared; each lidar sees the other cars and cars collide with eac
 Time: a wall-clock (steady) timer steps the simulator so that sim time = ``realtime_factor`` x
 wall time (0: as fast as the machine allows); ``paused`` stops it; in ``lockstep`` mode every
 control period waits for that period's command. Header stamps are sim time, so consumers run with
-``use_sim_time:=true``. All logic is in :mod:`rc_sim_engine.live` and
-:mod:`rc_sim_engine.simulator`; NaN/inf commands are dropped with a throttled warning
-(:mod:`rc_sim_engine.node_inputs`), the last valid command stays; contacts are logged.
+``use_sim_time:=true``. All logic is in :mod:`rc_sim_engine.live.core` and
+:mod:`rc_sim_engine.sim.simulator`; NaN/inf commands are dropped with a throttled warning
+(:mod:`rc_sim_engine.live.inputs`), the last valid command stays; contacts are logged.
 """
 
 import math
@@ -38,7 +38,7 @@ from tf2_msgs.msg import TFMessage
 
 from rc_sim_description.nodes.parameters import declare_typed
 from rc_sim_description.nodes.spin import run_node
-from rc_sim_engine.live import (
+from rc_sim_engine.live.core import (
     NODE_PARAMETERS,
     STRETCH_S,
     TICK_BUDGET_S,
@@ -52,7 +52,7 @@ from rc_sim_engine.live import (
     lockstep_waits_for,
     node_parameter_problem,
 )
-from rc_sim_engine.node_inputs import CommandInputs, RawInputs, Throttle, raw_commands, raw_value
+from rc_sim_engine.live.inputs import CommandInputs, RawInputs, Throttle, raw_commands, raw_value
 
 MESSAGE_TYPES = {'rosgraph_msgs/msg/Clock': ClockMsg, 'tf2_msgs/msg/TFMessage': TFMessage,
                  'nav_msgs/msg/Odometry': Odometry, 'sensor_msgs/msg/Imu': Imu,
@@ -69,7 +69,7 @@ BURST_S = 0.5
 
 
 class SimNode(Node):
-    """Thin rclpy shell around :class:`rc_sim_engine.simulator.Simulator`."""
+    """Thin rclpy shell around :class:`rc_sim_engine.sim.simulator.Simulator`."""
 
     def __init__(self, **node_options):
         # node_options: rclpy Node keywords (e.g. parameter_overrides, for tests)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from rc_sim_description.params import VehicleParams
-from rc_sim_engine.rollout import InitialState, rollout
+from rc_sim_engine.vehicle.rollout import InitialState, rollout
 
 FloatArray = np.ndarray
 

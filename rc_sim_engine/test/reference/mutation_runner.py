@@ -8,7 +8,7 @@ Two commands, from the repository root::
     # mutate: mutmut's mutation operators, one mutant at a time, in a scratch copy
     .venv/bin/python rc_sim_engine/test/reference/mutation_runner.py mutate \\
         --scratch /tmp/rcsim-mutants --results mutants.json \\
-        rc_sim_engine/rc_sim_engine/models.py rc_sim_engine/rc_sim_engine/tyres.py ...
+        rc_sim_engine/rc_sim_engine/vehicle/models.py rc_sim_engine/rc_sim_engine/vehicle/tyres.py ...
 
 The selection runs, fail-fast and cheapest first, the physics tests that judge the engine
 against independent truths (closed forms, conservation, symmetry, the scipy reference,

@@ -33,7 +33,7 @@ import pytest
 pytest.importorskip('vehiclemodels')
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.state import STEER, VX, VY, WHEEL_SPEED, YAW_RATE, X, Y
+from rc_sim_engine.vehicle.state import STEER, VX, VY, WHEEL_SPEED, YAW_RATE, X, Y
 
 from . import commonroad as cr
 from . import single_track as st

@@ -34,8 +34,8 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.car import Car
-from rc_sim_engine.state import STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
+from rc_sim_engine.vehicle.car import Car
+from rc_sim_engine.vehicle.state import STEER, VX, VY, WHEEL_SPEED, YAW, YAW_RATE, X, Y
 
 from . import single_track as st
 from .cache import cached

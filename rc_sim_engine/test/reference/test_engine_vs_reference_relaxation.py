@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from rc_sim_description.params import load_vehicle_params
-from rc_sim_engine.state import STATE_FIELDS
+from rc_sim_engine.vehicle.state import STATE_FIELDS
 
 from . import single_track as st
 from .cache import cached
