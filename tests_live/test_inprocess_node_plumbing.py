@@ -95,6 +95,29 @@ def test_a_second_ctrl_c_during_the_shutdown_is_ignored(first: str, capsys) -> N
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+def test_an_interrupt_rclpy_turned_into_another_error_is_still_a_clean_stop(capsys) -> None:
+    """pybind11 re-raises a KeyboardInterrupt that lands in its argument conversion as
+    ``RuntimeError: Unable to convert call argument ...`` (seen from take_message when Ctrl-C
+    hit sim_node's spin): after a stop signal, status 0 and no traceback; without one, the
+    error is the node's fault and propagates."""
+    def converted(node: Node) -> None:
+        try:
+            signal.raise_signal(signal.SIGINT)
+            for _ in range(1000):
+                pass
+        except KeyboardInterrupt:
+            raise RuntimeError("Unable to convert call argument '0' to Python object") from None
+
+    assert run_node(lambda: Node('probe'), [], foreground=converted) == 0
+    assert capsys.readouterr().err == ''
+
+    def broken(node: Node) -> None:
+        raise RuntimeError('a real fault')
+
+    with pytest.raises(RuntimeError, match='a real fault'):
+        run_node(lambda: Node('probe'), [], foreground=broken)
+
+
 @pytest.mark.parametrize('ros_args', [['-p', 'rate'], ['--params-file', '/no/such/file.yaml']])
 def test_unparsable_ros_arguments_are_one_line_and_status_2(ros_args, capfd) -> None:
     """Only the error line on stderr (file descriptor 2: rcl logs there before raising)."""

@@ -12,11 +12,13 @@ Shutdown (Ctrl-C, ``ros2 launch`` forwarding it, SIGTERM): the first SIGINT or S
 spin (a KeyboardInterrupt in the main thread, as with rclpy's default handler); every later one
 is ignored, so destroy_node and rclpy's shutdown run to their end and the process exits 0
 without a traceback however often Ctrl-C is pressed (objects the interrupt cut short in their
-construction are not reported when they are collected). Once :func:`run_node` returns, SIGINT stays
-ignored (the interpreter's exit would otherwise restore the default action, and a Ctrl-C then
-kills the process) and SIGTERM is back to its default. A background spin thread (``foreground``)
-is stopped and joined before the node is destroyed: a thread still inside rclpy at interpreter
-exit aborts the process (``terminate called without an active exception``, status 134).
+construction are not reported when they are collected; an error the interrupt caused inside
+rclpy's C++ bindings, which re-raise it as another exception, counts as the interrupt). Once
+:func:`run_node` returns, SIGINT stays ignored (the interpreter's exit would otherwise restore the
+default action, and a Ctrl-C then kills the process) and SIGTERM is back to its default. A
+background spin thread (``foreground``) is stopped and joined before the node is destroyed: a
+thread still inside rclpy at interpreter exit aborts the process (``terminate called without an
+active exception``, status 134).
 """
 
 from __future__ import annotations
@@ -81,6 +83,12 @@ def run_node(factory: Callable[[], Any], args: list[str] | None = None, *,
     except RcSimError as exc:
         print(f'error: {exc}', file=sys.stderr)
         status = 2
+    except Exception:
+        # The interrupt can land inside rclpy's C++ bindings, which turn it into another
+        # error (pybind11: "RuntimeError: Unable to convert call argument ..." from a
+        # subscription's take_message): after a stop signal that is the stop, not a fault.
+        if not stop.interrupted:
+            raise
     finally:
         stop.stopping = True  # from here on Ctrl-C interrupts nothing
         if stop.interrupted:  # the interrupt may have cut an rclpy object's construction short:
