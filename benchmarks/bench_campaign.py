@@ -26,11 +26,9 @@ def bare_seconds(spec_path: Path) -> tuple[float, int]:
     """Wall time of the example's runs driven directly through the Simulator (worlds and
     parameters loaded once; no campaign machinery, no metrics)."""
     from rc_sim_description.params import load_vehicle_params
-    from rc_sim_description.paths import world_path
-    from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.campaign import expand, load_spec
+    from rc_sim_engine.sim.run_setup import load_any_world
     from rc_sim_engine.sim.simulator import SimConfig, Simulator
-    from rc_sim_engine.world.sdf import load_world
     from rc_sim_sensors.lidar_config import LidarErrorConfig
 
     spec = load_spec(spec_path)
@@ -41,9 +39,8 @@ def bare_seconds(spec_path: Path) -> tuple[float, int]:
     params = load_vehicle_params()
     worlds = {}
     for name in {r.values['world'] for r in runs}:
-        path = world_path(name)
-        pose = spawn_pose(path)
-        worlds[name] = (load_world(path), (pose.x, pose.y, pose.yaw))
+        loaded = load_any_world(name)
+        worlds[name] = (loaded.world, loaded.spawn)
 
     def simulate(run: object) -> None:
         v = run.values  # type: ignore[attr-defined]
@@ -87,7 +84,9 @@ def main() -> int:
         folder = Path(tmp) / 'spec'
         shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns('__pycache__'))
         spec = folder / 'campaign.yaml'
-        text = spec.read_text().replace('count: 2,', f'count: {args.seeds},')
+        text = spec.read_text()
+        assert 'count: 50,' in text, 'the example spec changed: update this benchmark'
+        text = text.replace('count: 50,', f'count: {args.seeds},')
         spec.write_text(text.replace('bags: failures', 'bags: none'))
         bare, n = bare_seconds(spec)
         one = timed(spec, Path(tmp) / 'w1', workers=1)

@@ -5,7 +5,6 @@ local worker processes and a Dask LocalCluster giving the same table."""
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 import shlex
 import shutil
@@ -252,29 +251,52 @@ def _reference_mean_speed_and_distance(world_name: str, preset: str, seed: int
     return float(np.mean(vx)), float(result.summary()['distance_m'][0])
 
 
-def test_example_on_local_workers_and_dask_gives_the_same_table(
+def test_the_docs_example_runs_on_a_local_dask_cluster(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The docs' example (python controller, 4 presets x 2 seeds x 2 worlds, bags of the
-    failures) on 2 local processes, then on a Dask LocalCluster of 2 processes."""
+    """The docs' example end to end (python controller, 4 presets x 50 seeds x 3 worlds = 600
+    runs, bags of the failures) on a Dask LocalCluster of 2 processes: every run ok, the pass
+    rule as applied by hand, a bag for each failure and none else, a row equal to the
+    controller driven directly through the Simulator."""
+    pytest.importorskip('distributed')
     spec = tmp_path / 'example'
     shutil.copytree(EXAMPLE, spec, ignore=shutil.ignore_patterns('__pycache__'))
-    local = tmp_path / 'local'
-    status = campaign(str(spec / 'campaign.yaml'), '--out', str(local), '--workers', '2')
-    rows = table(local)
-    assert len(rows) == 2 * 4 * 2 and all(r['status'] == 'ok' for r in rows)
+    out = tmp_path / 'dask'
+    status = campaign(str(spec / 'campaign.yaml'), '--out', str(out), '--dask', 'local:2')
+    rows = table(out)
+    assert len(rows) == 4 * 50 * 3 and all(r['status'] == 'ok' for r in rows)
+    assert {r['world'] for r in rows} == {'basic_track', 'figure_eight', 'chicane_track'}
     failed = [r for r in rows if r['passed'] != 'true']
     assert status == (1 if failed else 0)
     for r in rows:  # the pass rule, applied by hand
         ok = int(r['collisions']) == 0 and float(r['min_wall_distance_m']) >= 0.05
         assert (r['passed'] == 'true') == ok
         assert (r['bag'] != '') == (not ok)
-    assert {p.name for p in (local / 'bags').iterdir()} == {r['run_id'] for r in failed}
-    ref = rows[3]
+        assert (r['progress_m'] != '') == (r['world'] == 'chicane_track')
+    assert {p.name for p in (out / 'bags').iterdir()} == {r['run_id'] for r in failed}
+    shutil.rmtree(out / 'bags')  # hundreds of MB: not kept in the temporary folder
+    ref = next(r for r in rows if r['world'] == 'figure_eight' and r['lidar_errors'] == 'harsh')
     mean_speed, distance = _reference_mean_speed_and_distance(ref['world'], ref['lidar_errors'],
                                                               int(ref['seed']))
     assert float(ref['mean_speed_mps']) == mean_speed
     assert float(ref['distance_m']) == pytest.approx(distance, rel=1e-12)
-    assert math.isfinite(float(ref['min_wall_distance_m']))
+    capsys.readouterr()
+
+
+def test_local_workers_and_dask_give_the_same_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs' example cut to 2 seeds x 2 worlds, no bags: 2 local processes and a Dask
+    LocalCluster of 2 processes write the same results.csv, byte for byte."""
+    spec = tmp_path / 'example'
+    shutil.copytree(EXAMPLE, spec, ignore=shutil.ignore_patterns('__pycache__'))
+    text = (spec / 'campaign.yaml').read_text(encoding='utf-8')
+    for old, new in (('count: 50', 'count: 2'), ('bags: failures', 'bags: none'),
+                     ('[basic_track, figure_eight, chicane_track]', '[figure_eight, chicane_track]')):
+        assert old in text
+        text = text.replace(old, new)
+    (spec / 'campaign.yaml').write_text(text, encoding='utf-8')
+    local = tmp_path / 'local'
+    campaign(str(spec / 'campaign.yaml'), '--out', str(local), '--workers', '2')
+    assert len(table(local)) == 4 * 2 * 2
     pytest.importorskip('distributed')
     dask_out = tmp_path / 'dask'
     campaign(str(spec / 'campaign.yaml'), '--out', str(dask_out), '--dask', 'local:2')
@@ -444,4 +466,99 @@ def test_the_page_reads_in_a_browser(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with Image.open(tmp_path / 'shot.png') as im:
         lo, hi = im.convert('L').getextrema()
         assert hi - lo > 100, 'a blank screenshot'
+    capsys.readouterr()
+
+
+def _along(line, s_m):
+    """Odometry samples at arc lengths ``s_m`` of the centre line (base_link on the line)."""
+    from rc_sim_engine.sim.series import Series
+
+    x, y, yaw = line.pose_at(s_m)
+    col = {k: np.asarray(v, dtype=float)[:, None] for k, v in (('x', x), ('y', y), ('yaw', yaw))}
+    return Series(t_ns=np.arange(len(s_m), dtype=np.int64) * 10_000_000, **col)
+
+
+def test_lap_time_is_when_the_net_progress_first_reaches_one_lap(tmp_path: Path) -> None:
+    """Odometry laid on the chicane track's centre line at a known pace (1.2 laps, a step back
+    just before the line): the lap time is the time of the sample where the net arc length
+    first reaches the lap length; half a lap gives no lap time and fails a bound on it."""
+    from types import SimpleNamespace
+
+    from rc_sim_description.paths import share_path
+    from rc_sim_engine.campaign.execute import RunContext, _measure, passed
+    from rc_sim_engine.campaign.spec import Bound
+    from rc_sim_engine.world.centerline import load_centerline_csv
+
+    track = share_path('config/maps/chicane_track.yaml', package='rc_sim_engine')
+    line = load_centerline_csv(track.parent / 'chicane_track_centerline.csv')
+    pace = np.linspace(0.0, 1.2 * line.length, 1203)  # 10 ms apart, no sample at one lap
+    pace[990:1000] -= 0.3  # backing up below the lap length before crossing it
+    spec = SimpleNamespace(folder=tmp_path, metrics=('progress_m', 'lap_time_s'),
+                           user_metrics=(), pass_rules=(Bound('lap_time_s', high=60.0),))
+    values = {'world': str(track)}
+    ctx = RunContext('r', 0, values, None, None, np.random.default_rng(0))
+
+    def measured(s_m):
+        result = SimpleNamespace(streams={'odom': _along(line, s_m)}, collisions=[],
+                                 summary=lambda: {})
+        return _measure(spec, result, None, ctx)
+
+    full = measured(pace)
+    first = int(np.flatnonzero(pace >= line.length)[0])
+    assert full['lap_time_s'] == pytest.approx(first * 0.01)
+    assert full['progress_m'] == pytest.approx(1.2 * line.length, rel=1e-3)
+    half = measured(pace[:600])
+    assert half['lap_time_s'] is None
+    ok = SimpleNamespace(status='ok', metrics=full)
+    assert passed(spec, ok) and not passed(spec, SimpleNamespace(status='ok', metrics=half))
+
+
+def test_time_to_goal_and_a_goal_never_reached(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Straight ahead at 1 m/s from the origin of flat_track: a goal 2 m ahead is reached
+    after 2 m of travel (the start takes the drive's lag: between 2.0 and 2.8 s); a goal behind
+    the car is never reached (empty, and the run fails its bound)."""
+    (tmp_path / 'drive.py').write_text(
+        'def ahead(ctx):\n    return lambda t, obs: (1.0, 0.0)\n', encoding='utf-8')
+    spec = write(tmp_path, '''
+driver: {kind: python, controller: drive:ahead, duration_s: 4.0}
+fixed: {world: flat_track, start: [0, 0, 0]}
+factors: {list: {goal: [[2.0, 0.0, 0.05], [-2.0, 0.0, 0.5]]}}
+metrics: [distance_m, time_to_goal_s]
+pass: {time_to_goal_s: {max: 3.0}}
+''')
+    out = tmp_path / 'goal'
+    assert campaign(str(spec), '--out', str(out), '--workers', '1') == 1
+    ahead, behind = table(out)
+    assert 2.0 < float(ahead['time_to_goal_s']) < 2.8 and ahead['passed'] == 'true'
+    assert behind['time_to_goal_s'] == '' and behind['passed'] == 'false'
+    capsys.readouterr()
+    bad = write(tmp_path, '''
+driver: {kind: python, controller: drive:ahead, duration_s: 1.0}
+fixed: {world: flat_track, goal: [1.0, 0.0, 0.0]}
+''', 'bad.yaml')
+    assert campaign(str(bad), '--out', str(tmp_path / 'bad')) == 2
+    assert 'bad.yaml: fixed.goal[2]: must be > 0, got 0.0' in capsys.readouterr().err
+
+
+def test_two_campaigns_in_one_process_import_their_own_controller_module(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two spec folders with a ``drive.py`` each (different controllers), run one after the
+    other in this process: each campaign imports its own module, not the one cached first."""
+    speeds = {}
+    for name, speed in (('a', 0.5), ('b', 1.0)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / 'drive.py').write_text(
+            f'def go_{name}(ctx):\n    return lambda t, obs: ({speed}, 0.0)\n', encoding='utf-8')
+        spec = write(folder, f'''
+driver: {{kind: python, controller: drive:go_{name}, duration_s: 3.0}}
+fixed: {{world: flat_track, start: [0, 0, 0]}}
+factors: {{grid: {{seed: [1]}}}}
+metrics: [max_speed_mps]
+''')
+        assert campaign(str(spec), '--out', str(tmp_path / f'out_{name}'), '--workers', '1') == 0
+        (row,) = table(tmp_path / f'out_{name}')
+        speeds[name] = float(row['max_speed_mps'])
+    assert speeds['a'] == pytest.approx(0.5, abs=0.05) and speeds['b'] == pytest.approx(1.0, abs=0.05)
     capsys.readouterr()

@@ -76,7 +76,7 @@ def test_rcsim_run_help_shows_the_run_spec_defaults() -> None:
                         ('cars', 'cars'), ('realtime_factor', 'realtime_factor'),
                         ('mode', 'mapper_mode'), ('collision', 'collision')):
         assert defaults[dest] == RunSpec.default(field), dest
-    assert f'(default: {RunSpec.default("world")})' in sub.format_help()
+    assert f'(default: {RunSpec.default("world")})' in ' '.join(sub.format_help().split())
 
 
 def test_prepare_run_builds_the_run_rcsim_run_plays(tmp_path: Path) -> None:
@@ -112,5 +112,8 @@ def test_worlds_load_the_same_way_for_every_entry(tmp_path: Path) -> None:
     maps = sorted((PACKAGE.parent / 'config' / 'maps').glob('*.yaml'))
     track = load_any_world(str(maps[0]))
     assert track.path == maps[0] and all(math.isfinite(v) for v in track.spawn)
+    assert load_any_world(maps[0].stem).path == track.path  # a shipped map by its name
     with pytest.raises(ConfigError):
         load_any_world(str(tmp_path / 'nope.sdf'))
+    with pytest.raises(ConfigError, match="unknown world 'basic_trak'"):
+        load_any_world('basic_trak')

@@ -30,6 +30,7 @@ from rc_sim_description.errors import ConfigError, RcSimError
 from rc_sim_engine.campaign.expand import Run, canonical_json
 from rc_sim_engine.campaign.factors import lidar_config, resolve_path, vehicle_override_file
 from rc_sim_engine.campaign.spec import CampaignSpec
+from rc_sim_engine.sim.run_setup import world_source
 
 __all__ = ['Outcome', 'RunContext', 'execute_run', 'import_callable', 'passed']
 
@@ -65,6 +66,7 @@ def import_callable(name: str, folder: Path) -> Callable[..., Any]:
     module_name, _, attr = name.partition(':')
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+    _forget_other_copies(module_name.split('.')[0], folder)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
@@ -74,6 +76,20 @@ def import_callable(name: str, folder: Path) -> Callable[..., Any]:
     if not callable(fn):
         raise ConfigError(f'{name}: {module_name!r} has no callable {attr!r}')
     return fn  # type: ignore[no-any-return]
+
+
+def _forget_other_copies(top: str, folder: Path) -> None:
+    """Drop an already imported module ``top`` (and its submodules) that is not the one in the
+    spec's ``folder``, so that two campaigns in one process with a ``drive.py`` each import
+    their own."""
+    here = [folder / f'{top}.py', folder / top / '__init__.py']
+    mine = {p.resolve() for p in here if p.is_file()}
+    loaded = sys.modules.get(top)
+    origin = getattr(loaded, '__file__', None)
+    if not mine or loaded is None or (origin is not None and Path(origin).resolve() in mine):
+        return
+    for name in [m for m in sys.modules if m == top or m.startswith(top + '.')]:
+        del sys.modules[name]
 
 
 #: Loaded worlds and vehicle parameters of this worker process (frozen objects), by their
@@ -105,7 +121,7 @@ def _params(spec: CampaignSpec, values: dict[str, Any], tmp: Path) -> Any:
 
 def _world(spec: CampaignSpec, values: dict[str, Any]) -> tuple[Any, tuple[float, float, float]]:
     """(world, spawn pose) as ``rcsim run`` loads them (cached per process)."""
-    name = resolve_path(spec.folder, str(values.get('world', 'basic_track')))
+    name = world_source(resolve_path(spec.folder, str(values.get('world', 'basic_track'))))
     key = ('world', name, _stamp(name))
     if key not in _LOADED:
         _LOADED[key] = _load_world(name)
@@ -187,13 +203,14 @@ def _min_wall_distance(result: Any, ctx: RunContext) -> float | None:
 
 
 def _progress(spec: CampaignSpec, values: dict[str, Any], result: Any, start: Any
-              ) -> float | None:
-    """Net arc length along the centre line of a track map (None for SDF worlds): the
-    odometry projected on the line, steps unwrapped modulo the lap length."""
+              ) -> tuple[Any, Any, float] | None:
+    """(t [s], net arc length [m] at t, lap length [m]) along the centre line of a track map
+    (None for SDF worlds): the odometry projected on the line, steps unwrapped modulo the lap
+    length."""
     from rc_sim_engine.world.centerline import extract_centerline, load_centerline_csv
     from rc_sim_engine.world.track_map import is_map_yaml, load_map
 
-    name = resolve_path(spec.folder, str(values.get('world', 'basic_track')))
+    name = world_source(resolve_path(spec.folder, str(values.get('world', 'basic_track'))))
     odom = result.streams['odom']
     if not is_map_yaml(name) or len(odom.t) < 2:
         return None
@@ -204,19 +221,41 @@ def _progress(spec: CampaignSpec, values: dict[str, Any], result: Any, start: An
     s, _ = line.project(odom['x'][:, 0], odom['y'][:, 0])
     ds = np.diff(s)
     ds = (ds + 0.5 * line.length) % line.length - 0.5 * line.length
-    return float(np.sum(ds))
+    return np.asarray(odom.t, dtype=float), np.concatenate(([0.0], np.cumsum(ds))), line.length
+
+
+def _first_time(t: Any, reached: Any) -> float | None:
+    """The first time where ``reached`` holds (None: never)."""
+    hit = np.flatnonzero(reached)
+    return float(t[hit[0]]) if hit.size else None
+
+
+def _time_to_goal(values: dict[str, Any], result: Any) -> float | None:
+    """First time base_link is within the goal factor's radius of its centre (None: never,
+    or the run has no goal)."""
+    goal = values.get('goal')
+    odom = result.streams['odom']
+    if not goal or not len(odom.t):
+        return None
+    gap = np.hypot(odom['x'][:, 0] - goal[0], odom['y'][:, 0] - goal[1])
+    return _first_time(np.asarray(odom.t, dtype=float), gap <= goal[2])
 
 
 def _measure(spec: CampaignSpec, result: Any, evaluation: Any, ctx: RunContext
              ) -> dict[str, float | None]:
     summary = result.summary()
     hits = sorted(e.t for e in result.collisions)
+    along = (_progress(spec, ctx.factors, result, _start_pose(result))
+             if {'progress_m', 'lap_time_s'} & set(spec.metrics) else None)
     builtin: dict[str, Callable[[], float | None]] = {
         'collisions': lambda: float(len(hits)),
         'first_contact_s': lambda: float(hits[0]) if hits else None,
         'min_wall_distance_m': lambda: _min_wall_distance(result, ctx),
         'distance_m': lambda: float(summary['distance_m'][0]),
-        'progress_m': lambda: _progress(spec, ctx.factors, result, _start_pose(result)),
+        'progress_m': lambda: None if along is None else float(along[1][-1]),
+        'lap_time_s': lambda: None if along is None else _first_time(along[0],
+                                                                      along[1] >= along[2]),
+        'time_to_goal_s': lambda: _time_to_goal(ctx.factors, result),
         'max_speed_mps': lambda: float(summary['max_speed_mps'][0]),
         'max_lateral_acceleration_mps2':
             lambda: float(summary['max_lateral_acceleration_mps2'][0]),

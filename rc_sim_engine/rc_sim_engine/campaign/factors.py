@@ -24,7 +24,7 @@ __all__ = ['FACTORS', 'FACTOR_CHECKS', 'check_callable_name', 'check_factor_name
 
 #: Factor name -> what it sets.
 FACTORS: dict[str, str] = {
-    'world': 'world name, SDF file or track map YAML',
+    'world': 'world name, SDF file, track map YAML or shipped track map name (chicane_track)',
     'scenario': 'scenario (driver kind scenario): manoeuvre name, shipped scenario or YAML file',
     'trajectory': 'reference shape (driver kind tracker)',
     'start': 'base_link start pose [x, y, yaw] (null: the spawn pose / placed as rcsim run)',
@@ -32,6 +32,7 @@ FACTORS: dict[str, str] = {
     'vehicle': 'vehicle overrides inline, shaped like an override file',
     'lidar_errors': 'lidar error preset, YAML file, or {preset: NAME, set: {KEY: VALUE}}',
     'seed': 'seed of every random generator of the run (integer >= 0)',
+    'goal': 'goal region [x, y, radius_m] in odom (metric time_to_goal_s; null: none)',
     'model': 'vehicle model: single_track, kinematic or kinematic_4ws',
 }
 
@@ -68,7 +69,7 @@ def check_keys(data: Any, allowed: Sequence[str], where: str, required: Sequence
 
 
 def check_number(value: Any, where: str, *, low: float | None = None, positive: bool = False
-            ) -> float:
+                 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(where, f'must be a number, got {value!r}')
     v = float(value)
@@ -106,10 +107,11 @@ def inner_message(exc: RcSimError) -> str:
 
 def _check_world(value: Any, where: str, folder: Path) -> str:
     from rc_sim_description.paths import world_path
+    from rc_sim_engine.sim.run_setup import world_source
     from rc_sim_engine.world.track_map import is_map_yaml
 
     name = check_text(value, where)
-    resolved = resolve_path(folder, name)
+    resolved = world_source(resolve_path(folder, name))
     if is_map_yaml(resolved):
         if not Path(resolved).is_file():
             raise fail(where, f'map file {name!r} not found')
@@ -161,6 +163,15 @@ def _check_start(value: Any, where: str, folder: Path) -> list[float] | None:
     if not isinstance(value, list) or len(value) != 3:
         raise fail(where, f'must be [x, y, yaw] (3 numbers) or null, got {value!r}')
     return [check_number(v, f'{where}[{i}]') for i, v in enumerate(value)]
+
+
+def _check_goal(value: Any, where: str, folder: Path) -> list[float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 3:
+        raise fail(where, f'must be [x, y, radius_m] (3 numbers) or null, got {value!r}')
+    x, y = (check_number(v, f'{where}[{i}]') for i, v in enumerate(value[:2]))
+    return [x, y, check_number(value[2], f'{where}[2]', positive=True)]
 
 
 def _load_overrides(files: list[str], where: str) -> None:
@@ -270,6 +281,7 @@ FACTOR_CHECKS = {
     'scenario': _check_scenario,
     'trajectory': _check_trajectory,
     'start': _check_start,
+    'goal': _check_goal,
     'params': _check_params,
     'vehicle': _check_vehicle,
     'lidar_errors': _check_lidar,

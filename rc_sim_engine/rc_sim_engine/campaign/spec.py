@@ -57,11 +57,18 @@ METRICS: dict[str, str] = {
     'distance_m': 'distance driven',
     'progress_m': 'net arc length gained along the track centre line (track maps; forward '
                   'positive, laps add up)',
+    'lap_time_s': 'time the net progress first reaches one lap of the centre line (track maps; '
+                  'empty: no lap)',
+    'time_to_goal_s': "time base_link first comes within the goal factor's radius (empty: "
+                      'never, or no goal)',
     'max_speed_mps': 'largest |speed|',
     'max_lateral_acceleration_mps2': 'largest |lateral acceleration|',
     'tracking_rmse_m': 'RMSE of the centre-of-mass tracking error (tracker driver)',
     'tracking_ise_m2s': 'ISE of the centre-of-mass tracking error (tracker driver)',
 }
+#: Metrics whose empty value means the run did not get there (no lap, goal never reached): it
+#: fails a bound on them (an empty first_contact_s, no contact, satisfies its bound).
+EMPTY_FAILS = frozenset({'lap_time_s', 'time_to_goal_s'})
 KEEP_BAGS = ('none', 'failures', 'all')
 MODES = ('yaw_rate', 'curvature', 'radius', 'steering_angle')
 _NAME = re.compile(r'^[A-Za-z_]\w*$')
@@ -109,10 +116,11 @@ class Bound:
     high: float | None = None
 
     def holds(self, value: float | None) -> bool:
-        """True for a missing value: the metric does not apply to the run (no contact, no
-        obstacle in the world); a run that errored fails whatever its bounds."""
+        """True for a missing value where the metric does not apply to the run (no contact, no
+        obstacle in the world), False where it means the run did not get there
+        (:data:`EMPTY_FAILS`); a run that errored fails whatever its bounds."""
         if value is None:
-            return True
+            return self.metric not in EMPTY_FAILS
         if not math.isfinite(value):
             return False
         return ((self.low is None or value >= self.low)
@@ -377,6 +385,7 @@ def load_spec(path: str | os.PathLike[str]) -> CampaignSpec:
 def _check_ros_factors(file: str, fixed: Any, grid: Any, zipped: Any, folder: Path) -> None:
     """What ``sim_node`` cannot take: inline vehicle values, a model choice, a list of override
     files, track map worlds."""
+    from rc_sim_engine.sim.run_setup import world_source
     from rc_sim_engine.world.track_map import is_map_yaml
 
     for block, items in (('fixed', fixed), ('factors.grid', grid), ('factors.list', zipped)):
@@ -390,6 +399,7 @@ def _check_ros_factors(file: str, fixed: Any, grid: Any, zipped: Any, folder: Pa
                 if name == 'params' and isinstance(value, list):
                     raise fail(where, 'ros_launch runs take one vehicle override file '
                                 '(sim_node params_file)')
-                if name == 'world' and is_map_yaml(resolve_path(folder, str(value))):
+                if name == 'world' and is_map_yaml(world_source(resolve_path(folder,
+                                                                              str(value)))):
                     raise fail(where, f'{value!r}: ros_launch runs take SDF worlds (sim_node '
                                 'world), not track maps')

@@ -36,8 +36,8 @@ def register(subparsers: Any) -> None:
         'refused with a world that fits. Example: rcsim run --world basic_track '
         '--scenario basic_track_lap --out runs/lap')
     p.add_argument('--world', default=RunSpec.default('world'),
-                   help='world name, SDF file or map_server track map YAML (default: '
-                   '%(default)s)')
+                   help='world name, SDF file, map_server track map YAML or the name of a '
+                   'shipped track map (chicane_track) (default: %(default)s)')
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument('--scenario', help='manoeuvre name (line, circle_left, circle_right, '
                      'two_circles, steering_steps, speed_steps, slalom, steering_chirp), shipped '

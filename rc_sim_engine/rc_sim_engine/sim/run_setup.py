@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ['WORLD_ORDER', 'LoadedWorld', 'PreparedRun', 'RunSpec', 'choose_start_pose',
            'command_sequence', 'lidar_error_config', 'load_any_world', 'played_part',
-           'prepare_run', 'scenario_path', 'sequence_from_bag', 'shipped_scenarios']
+           'prepare_run', 'scenario_path', 'sequence_from_bag', 'shipped_scenarios',
+           'world_source']
 
 WORLD_ORDER = ('basic_track', 'figure_eight', 'flat_track')  # suggestion order (walled first)
 
@@ -121,15 +122,37 @@ class PreparedRun:
     cars: list[Any] = field(default_factory=list)
 
 
+def world_source(name: str) -> str:
+    """``name`` itself, or the YAML of the track map shipped as ``name``
+    (``rc_sim_engine/config/maps/<name>.yaml``, e.g. ``chicane_track``) when ``name`` is
+    neither a file nor a shipped SDF world."""
+    from rc_sim_description.paths import share_path
+
+    if Path(name).suffix or Path(name).exists():
+        return name
+    try:
+        share_path(f'worlds/{name}.sdf').resolve(strict=True)
+        return name
+    except (ConfigError, OSError):
+        pass
+    try:
+        track = share_path(f'config/maps/{name}.yaml', package='rc_sim_engine')
+    except ConfigError:
+        return name
+    return str(track) if track.is_file() else name
+
+
 def load_any_world(name: str, warn: Notify = _quiet) -> LoadedWorld:
-    """A shipped world name, an SDF file or a ``map_server`` track map YAML; SDF elements the
-    engine ignores go to ``warn`` (one line each)."""
+    """A shipped world name, an SDF file, a ``map_server`` track map YAML or the name of a
+    shipped track map (:func:`world_source`); SDF elements the engine ignores go to ``warn``
+    (one line each)."""
     from rc_sim_description.paths import world_path
     from rc_sim_description.worlds import spawn_pose
     from rc_sim_engine.world.map_world import load_map_world
     from rc_sim_engine.world.sdf import SdfWarning, load_world
     from rc_sim_engine.world.track_map import is_map_yaml
 
+    name = world_source(name)
     if is_map_yaml(name):
         world, spawn = load_map_world(Path(name))
         return LoadedWorld(world, Path(name), (float(spawn[0]), float(spawn[1]),
