@@ -305,7 +305,7 @@ def step_fit(walk: Walk, command: str) -> None:
     # the share of the way from nominal to the truth the fit must leave: the drive's time
     # constant rests on the three speed steps of a short live recording (published in real
     # time, on a loaded machine in CI: 0.170 s for a truth of 0.15 s and nominal 0.2 s once),
-    # the steering on 13 s of turning
+    # the steering on 10 s of turning
     for section, key, left in (('steering', 'steering_offset', 0.3),
                                ('steering', 'steering_gain', 0.3),
                                ('drive', 'drive_time_constant', 0.5)):
