@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 import contextlib
 from dataclasses import dataclass, field
-import fcntl
 import os
 from pathlib import Path
 import select
@@ -27,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from rc_sim_engine.campaign.ros_run import DomainLease  # the campaign runs' lease
+
 __all__ = ['DomainLease', 'Inbox', 'LiveRos', 'ParameterClient', 'Probe', 'RosProcess', 'Terminal',
            'missing_ros', 'spin_until', 'wait_until']
 
@@ -37,10 +38,6 @@ REQUIRED_MODULES = ('rclpy', 'launch', 'launch_ros', 'ros2cli', 'ament_index_pyt
 #: The packages under test, colcon-built (``ros2 run`` finds them through the ament index).
 PACKAGES = ('rc_sim_description', 'rc_sim_control', 'rc_sim_sensors', 'rc_sim_engine',
             'rc_sim_calibration')
-#: Domain ids handed out (0, the default, is left to the user; ids > 101 collide with the
-#: ephemeral port range on Linux, see the ROS 2 "domain ID" concept page).
-DOMAIN_IDS = tuple(range(1, 102))
-LOCK_DIR = Path(tempfile.gettempdir()) / 'rc_sim_ros_domains'
 
 
 def missing_ros() -> str | None:
@@ -87,30 +84,6 @@ def spin_until(executor: Any, done: Callable[[], bool], timeout: float = 3.0) ->
     while time.monotonic() < end and not done():
         executor.spin_once(timeout_sec=0.02)
     return done()
-
-
-class DomainLease:
-    """A ROS domain id held by this process alone (an exclusive lock on a file per id)."""
-
-    def __init__(self, ids: Sequence[int] = DOMAIN_IDS) -> None:
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        start = os.getpid() % len(ids)
-        for k in range(len(ids)):
-            domain = ids[(start + k) % len(ids)]
-            fd = os.open(LOCK_DIR / f'{domain}.lock', os.O_CREAT | os.O_RDWR, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.domain_id, self._fd = domain, fd
-            return
-        raise RuntimeError('every ROS domain id of the live tests is in use')
-
-    def release(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)  # closing drops the lock
-            self._fd = -1
 
 
 class Terminal:

@@ -84,13 +84,16 @@ def require_ros() -> None:
 
 
 class DomainLease:
-    """A ROS domain id held by this process alone while the lease lasts."""
+    """A ROS domain id held by this process alone while the lease lasts (an exclusive lock on
+    a file per id; the live tests take theirs here too). The search starts at an id given by
+    the process id, so that processes starting together rarely try the same ones."""
 
     def __init__(self, ids: Sequence[int] = DOMAIN_IDS, wait_s: float = 60.0) -> None:
         LOCK_DIR.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + wait_s
+        start = os.getpid() % len(ids)
         while True:
-            for domain in ids:
+            for domain in (*ids[start:], *ids[:start]):
                 fd = os.open(LOCK_DIR / f'{domain}.lock', os.O_CREAT | os.O_RDWR, 0o666)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
